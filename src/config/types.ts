@@ -1,0 +1,53 @@
+/** Names of the vault's state folders, relative to the vault root (SPEC section 1). */
+export interface FolderNames {
+  readonly inbox: string;
+  readonly in_progress: string;
+  readonly pending: string;
+  readonly approved: string;
+  readonly rejected: string;
+  readonly done: string;
+  readonly failed: string;
+  readonly logs: string;
+  readonly outbox: string;
+}
+
+/** A policy rule as written in config: `tool` or `tool(param:glob, …)`. */
+export type PolicyRule = string;
+
+/** The validated, defaulted, frozen configuration. Keys are snake_case as in the YAML file. */
+export interface Config {
+  /** Absolute path of the vault. */
+  readonly vault: string;
+  /** Global cap of tool calls running at once. */
+  readonly concurrency: number;
+  /** Per-call timeout. */
+  readonly timeout_ms: number;
+  /** How long a note that looks unfinished (unclosed fence, broken JSON) is left to settle. */
+  readonly settle_ms: number;
+  /** Notes larger than this get a NOTE_TOO_LARGE error instead of a parse. */
+  readonly max_note_bytes: number;
+  /** node-cron expression (seconds field allowed) of the reconcile scan. */
+  readonly reconcile_cron: string;
+  readonly cache_ttl_ms: number;
+  readonly retry: { readonly attempts: number; readonly base_delay_ms: number };
+  readonly folders: FolderNames;
+  readonly log: { readonly level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' };
+  /** Optional HTTP listener for /health, /metrics, /events; off when `port` is null. */
+  readonly http: { readonly host: string; readonly port: number | null };
+  readonly shutdown: { readonly grace_ms: number };
+  readonly approval: {
+    /** Pending calls older than this are rejected with reason `approval expired`, e.g. `7d`, `12h`. */
+    readonly expire_after: string;
+    readonly expire_after_ms: number;
+    readonly check_cron: string;
+  };
+  readonly policy: {
+    readonly allow: readonly PolicyRule[];
+    readonly ask: readonly PolicyRule[];
+    readonly deny: readonly PolicyRule[];
+  };
+  /** Rewrite `Dashboard.md` in the vault at most this often; 0 turns it off. */
+  readonly dashboard_interval_ms: number;
+  /** Per-tool sections: `tools.<name>.*`; each tool validates its own section. */
+  readonly tools: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+}
