@@ -1,0 +1,514 @@
+import pLimit, { type LimitFunction } from 'p-limit';
+import type { Logger } from 'pino';
+import { ERROR_CODES, ToolError, type ErrorCode, type ResultError } from '../protocol/errors.ts';
+import type { ToolRegistry } from '../protocol/registry.ts';
+import type {
+  ApprovedBy,
+  RateLimit,
+  ResultStatus,
+  Tool,
+  ToolCall,
+  ToolContext,
+  ToolResult,
+} from '../protocol/types.ts';
+import { validateArguments } from '../protocol/validate.ts';
+import { silentLogger } from '../observe/logger.ts';
+import { raceAbort, sleep } from './abort.ts';
+import { canonicalJson } from './canonical-json.ts';
+import { findCloseNames } from './close-names.ts';
+import { formatOutput, type FormattedOutput } from './format-result.ts';
+import { MetricsRecorder, type ToolMetrics } from './metrics.ts';
+import { RateLimiter } from './rate-limiter.ts';
+import { requestApproval } from './request-approval.ts';
+import { ResultCache } from './result-cache.ts';
+import { runAttempt, type AttemptOutcome } from './run-attempt.ts';
+import type { CheckResult, ExecuteOptions, ExecutorHooks, ExecutorOptions } from './types.ts';
+
+interface Settings {
+  readonly concurrency: number;
+  readonly timeoutMs: number;
+  readonly attempts: number;
+  readonly baseDelayMs: number;
+  readonly cacheTtlMs: number;
+  readonly rateLimits: Readonly<Record<string, RateLimit>>;
+  readonly hooks: ExecutorHooks;
+  readonly logger: Logger;
+}
+
+/** A failed outcome on its way to becoming a result. */
+interface Failure {
+  readonly status: Exclude<ResultStatus, 'success'>;
+  readonly error: ResultError;
+  readonly data?: unknown;
+  /** What the handler threw, for the `error` hook. */
+  readonly thrown?: unknown;
+  readonly sideEffect?: boolean;
+}
+
+/** Everything known about a call by the time its result is made. */
+interface CallState {
+  tool: Tool | undefined;
+  approvedBy: ApprovedBy | null;
+  originalArguments: Record<string, unknown> | undefined;
+  startedAt: number;
+  attempts: number;
+  cached: boolean;
+}
+
+/**
+ * Runs tool calls and turns every outcome into a result (SPEC sections 3, 5 and 6): validation,
+ * approval of dangerous calls, a concurrency cap shared by every caller, per-attempt timeouts,
+ * retries, caching of read-only results, rate limits, hooks and metrics. No error escapes it.
+ */
+export class Executor {
+  readonly #registry: ToolRegistry;
+  readonly #options: ExecutorOptions;
+  readonly #settings: Settings;
+  readonly #limit: LimitFunction;
+  readonly #cache: ResultCache;
+  readonly #rates = new RateLimiter();
+  readonly #metrics = new MetricsRecorder();
+
+  /**
+   * @param registry where tools are looked up, at each call (tools registered later are found).
+   * @param options defaults: concurrency 10, timeoutMs 30 000, retry 3 attempts from 200 ms,
+   *   cacheTtlMs 60 000, no approval handler (dangerous calls are refused), silent logger.
+   * @throws Error quoting a bad option value.
+   */
+  constructor(registry: ToolRegistry, options: ExecutorOptions = {}) {
+    this.#registry = registry;
+    this.#options = options;
+    this.#settings = Object.freeze(normaliseOptions(options));
+    this.#limit = pLimit(this.#settings.concurrency);
+    this.#cache = new ResultCache(this.#settings.cacheTtlMs);
+  }
+
+  /** Handlers running now. */
+  get active(): number {
+    return this.#limit.activeCount;
+  }
+
+  /** Attempts waiting for a concurrency slot. */
+  get pending(): number {
+    return this.#limit.pendingCount;
+  }
+
+  /** Per-tool figures since start, by tool name. */
+  metrics(): Record<string, ToolMetrics> {
+    return this.#metrics.snapshot();
+  }
+
+  /** Forget every cached result. */
+  clearCache(): void {
+    this.#cache.clear();
+  }
+
+  /**
+   * Check a call without running it: the tool exists and the arguments are valid.
+   * @param call the call as written.
+   * @returns the tool and the validated arguments (defaults applied), or the error a run would give.
+   */
+  check(call: ToolCall): CheckResult {
+    if (typeof call !== 'object' || call === null || typeof call.name !== 'string') {
+      return { ok: false, error: makeError('INVALID_CALL', 'a tool call needs a string "name"') };
+    }
+    const tool = this.#registry.get(call.name);
+    if (tool === undefined) {
+      return { ok: false, error: makeError('UNKNOWN_TOOL', this.#describeUnknown(call.name)) };
+    }
+    const checked = validateArguments(tool, call.arguments);
+    if (!checked.ok) {
+      return {
+        ok: false,
+        error: makeError(
+          'INVALID_PARAMS',
+          `invalid parameters for ${tool.name}: ${checked.message}`,
+        ),
+      };
+    }
+    return { ok: true, tool, args: checked.args };
+  }
+
+  /**
+   * Run one call. Never rejects: every outcome, including a bug, is a result.
+   * @param call `{id, name, arguments}`.
+   * @param options pre-approval, shutdown signal, intent recording, progress; all optional.
+   */
+  async execute(call: ToolCall, options: ExecuteOptions = {}): Promise<ToolResult> {
+    const state: CallState = {
+      tool: undefined,
+      approvedBy: null,
+      originalArguments: undefined,
+      startedAt: performance.now(),
+      attempts: 0,
+      cached: false,
+    };
+    try {
+      return await this.#execute(call, options, state);
+    } catch (error) {
+      this.#settings.logger.error({ err: error, callId: call?.id }, 'executor failure');
+      return this.#finish(call, state, {
+        status: 'error',
+        error: makeError(
+          'EXECUTION_FAILED',
+          `vaultd failed while running the call: ${messageOf(error)}`,
+        ),
+        thrown: error,
+      });
+    }
+  }
+
+  /**
+   * Run several calls concurrently, within the shared cap.
+   * @param calls the calls.
+   * @param options applied to every call.
+   * @returns one result per call, in input order.
+   */
+  executeAll(calls: readonly ToolCall[], options: ExecuteOptions = {}): Promise<ToolResult[]> {
+    return Promise.all(calls.map((call) => this.execute(call, options)));
+  }
+
+  async #execute(call: ToolCall, options: ExecuteOptions, state: CallState): Promise<ToolResult> {
+    const checked = this.check(call);
+    state.tool = checked.ok ? checked.tool : this.#registry.get(call?.name);
+    if (!checked.ok) return this.#finish(call, state, { status: 'error', error: checked.error });
+    const { tool } = checked;
+    let args = checked.args;
+    const logger = this.#settings.logger.child({ tool: tool.name, callId: call.id });
+    const config = this.#configOf(tool.name, logger);
+    if (options.signal?.aborted === true)
+      return this.#finish(call, state, interrupted(tool, false));
+
+    if (options.approvedBy !== undefined) {
+      state.approvedBy = options.approvedBy;
+      state.originalArguments = options.originalArguments;
+    } else if (tool.safety === 'dangerous') {
+      const approval = await requestApproval({
+        tool,
+        call,
+        args,
+        handler: this.#options.approval,
+        signal: options.signal,
+        logger,
+        config,
+        vault: this.#options.vault,
+      });
+      state.approvedBy = approval.approvedBy;
+      state.originalArguments = approval.originalArguments;
+      if (!approval.granted) return this.#finish(call, state, approval);
+      args = approval.args;
+    } else {
+      state.approvedBy = 'auto';
+    }
+    if (tool.safety === 'cautious') logger.warn({ arguments: args }, 'running a cautious tool');
+    // Execution time leaves out the wait for a human.
+    state.startedAt = performance.now();
+    await this.#callHook('before', logger, () => this.#settings.hooks.before?.(call, tool));
+
+    const cacheKey =
+      tool.readOnly && this.#settings.cacheTtlMs > 0
+        ? `${tool.name}\0${canonicalJson(args)}`
+        : undefined;
+    if (cacheKey !== undefined) {
+      const hit = this.#cache.get(cacheKey);
+      if (hit !== undefined) {
+        state.cached = true;
+        return this.#finish(call, state, hit);
+      }
+    }
+    const waitMs = this.#rates.take(
+      tool.name,
+      this.#settings.rateLimits[tool.name] ?? tool.rateLimit,
+    );
+    if (waitMs > 0) {
+      const message = `${tool.name} is over its rate limit; try again in ${formatDuration(waitMs)}`;
+      return this.#finish(call, state, {
+        status: 'error',
+        error: makeError('RATE_LIMITED', message),
+      });
+    }
+    if (!tool.readOnly && options.onIntent !== undefined) {
+      try {
+        await options.onIntent(call, tool);
+      } catch (error) {
+        const message = `could not record the intent of ${tool.name} before running it (${messageOf(error)}); the call was not run`;
+        return this.#finish(call, state, {
+          status: 'error',
+          error: makeError('EXECUTION_FAILED', message),
+          thrown: error,
+        });
+      }
+    }
+
+    const outcome = await this.#runWithRetries(call, tool, args, options, state, config, logger);
+    if ('status' in outcome) return this.#finish(call, state, outcome);
+    if (cacheKey !== undefined) this.#cache.set(cacheKey, outcome);
+    return this.#finish(call, state, outcome);
+  }
+
+  async #runWithRetries(
+    call: ToolCall,
+    tool: Tool,
+    args: Record<string, unknown>,
+    options: ExecuteOptions,
+    state: CallState,
+    config: Readonly<Record<string, unknown>>,
+    logger: Logger,
+  ): Promise<FormattedOutput | Failure> {
+    const { attempts: maxAttempts, baseDelayMs, timeoutMs } = this.#settings;
+    const makeContext = (signal: AbortSignal): ToolContext => ({
+      signal,
+      logger,
+      vault: this.#options.vault,
+      note: options.note,
+      callId: call.id,
+      config,
+      progress: (update) => {
+        try {
+          options.onProgress?.(update);
+        } catch (error) {
+          logger.warn({ err: error }, 'progress listener failed');
+        }
+      },
+    });
+    for (let attempt = 1; ; attempt += 1) {
+      const attemptInput = {
+        tool,
+        args,
+        timeoutMs,
+        signal: options.signal,
+        makeContext,
+        onStart: () => {
+          state.attempts += 1;
+        },
+      };
+      // The slot covers the handler only; a call aborted while queued answers at once.
+      const raced = await raceAbort(
+        this.#limit(() => runAttempt(attemptInput)),
+        options.signal,
+      );
+      const outcome: AttemptOutcome = raced.aborted
+        ? { kind: 'interrupted', started: false }
+        : raced.value;
+      if (outcome.kind === 'ok') return formatOutput(outcome.value);
+      const failure = toFailure(tool, outcome, timeoutMs);
+      const retry =
+        attempt < maxAttempts &&
+        failure.status === 'error' &&
+        failure.error.recoverable &&
+        (tool.readOnly || tool.idempotent) &&
+        failure.sideEffect !== true;
+      if (!retry) return failure;
+      const delay = baseDelayMs * 2 ** (attempt - 1) + Math.random() * baseDelayMs * 0.25;
+      logger.info(
+        { attempt, delayMs: Math.round(delay), code: failure.error.code },
+        'retrying tool call',
+      );
+      if (await sleep(delay, options.signal)) return interrupted(tool, true);
+    }
+  }
+
+  async #finish(
+    call: ToolCall,
+    state: CallState,
+    outcome: FormattedOutput | Failure,
+  ): Promise<ToolResult> {
+    const tool = state.tool;
+    const metadata = {
+      execution_time_ms: Math.round(performance.now() - state.startedAt),
+      safety_level: tool?.safety ?? null,
+      approved_by: state.approvedBy,
+      attempts: state.attempts,
+      cached: state.cached,
+      finished_at: new Date().toISOString(),
+      ...(state.originalArguments === undefined
+        ? {}
+        : { original_arguments: state.originalArguments }),
+    };
+    const base = { id: String(call?.id ?? ''), name: String(call?.name ?? '') };
+    let result: ToolResult;
+    if ('status' in outcome) {
+      result = {
+        ...base,
+        success: false,
+        status: outcome.status,
+        content: `Error (${outcome.error.code}): ${outcome.error.message}`,
+        ...(outcome.data === undefined ? {} : { data: outcome.data }),
+        error: {
+          code: outcome.error.code,
+          message: outcome.error.message,
+          recoverable: outcome.error.recoverable,
+        },
+        metadata,
+      };
+    } else {
+      result = {
+        ...base,
+        success: true,
+        status: 'success',
+        content: outcome.content,
+        ...(outcome.data === undefined ? {} : { data: outcome.data }),
+        error: null,
+        metadata,
+      };
+    }
+    const logger = this.#settings.logger;
+    if (tool !== undefined && tool.name === result.name)
+      this.#metrics.record(result, state.attempts > 0);
+    if ('status' in outcome) {
+      const thrown = outcome.thrown ?? new ToolError(outcome.error.code, outcome.error.message);
+      await this.#callHook('error', logger, () => this.#settings.hooks.error?.(call, thrown));
+    }
+    await this.#callHook('after', logger, () => this.#settings.hooks.after?.(call, result));
+    logger.debug(
+      { callId: result.id, tool: result.name, status: result.status },
+      'tool call finished',
+    );
+    return result;
+  }
+
+  async #callHook(
+    name: string,
+    logger: Logger,
+    run: () => void | Promise<void> | undefined,
+  ): Promise<void> {
+    try {
+      await run();
+    } catch (error) {
+      logger.error({ err: error, hook: name }, 'executor hook failed');
+    }
+  }
+
+  #configOf(name: string, logger: Logger): Readonly<Record<string, unknown>> {
+    try {
+      return Object.freeze({ ...(this.#options.toolConfig?.(name) ?? {}) });
+    } catch (error) {
+      logger.error({ err: error }, 'reading the tool config failed');
+      return Object.freeze({});
+    }
+  }
+
+  #describeUnknown(name: string): string {
+    const names = this.#registry.names();
+    const close = findCloseNames(name, names);
+    if (close.length > 0) return `no tool named '${name}'; did you mean: ${close.join(', ')}?`;
+    if (names.length === 0) return `no tool named '${name}'; no tools are registered`;
+    const shown = names.slice(0, 30).join(', ') + (names.length > 30 ? ', …' : '');
+    return `no tool named '${name}'; available tools: ${shown}`;
+  }
+}
+
+function toFailure(
+  tool: Tool,
+  outcome: Exclude<AttemptOutcome, { kind: 'ok' }>,
+  timeoutMs: number,
+): Failure {
+  switch (outcome.kind) {
+    case 'timeout':
+      return {
+        status: 'error',
+        error: makeError(
+          'TIMEOUT',
+          `${tool.name} did not finish within ${timeoutMs} ms and was aborted`,
+        ),
+      };
+    case 'interrupted':
+      return interrupted(tool, outcome.started);
+    case 'thrown': {
+      const thrown = outcome.error;
+      if (thrown instanceof ToolError) {
+        return {
+          status: 'error',
+          error: { code: thrown.code, message: thrown.message, recoverable: thrown.recoverable },
+          ...(thrown.data === undefined ? {} : { data: thrown.data }),
+          thrown,
+          sideEffect: thrown.sideEffect,
+        };
+      }
+      return { status: 'error', error: makeError('EXECUTION_FAILED', messageOf(thrown)), thrown };
+    }
+  }
+}
+
+function interrupted(tool: Tool, started: boolean): Failure {
+  const message = started
+    ? `vaultd stopped while ${tool.name} was running; it was aborted, may or may not have taken effect, and was not re-run`
+    : `vaultd stopped before ${tool.name} ran; it was not run`;
+  return { status: 'interrupted', error: makeError('INTERRUPTED', message) };
+}
+
+function makeError(code: ErrorCode, message: string): ResultError {
+  return { code, message, recoverable: ERROR_CODES[code].recoverable };
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message === '' ? error.name : error.message;
+  return String(error);
+}
+
+function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.ceil(ms)} ms`;
+  if (ms < 120_000) return `${Math.ceil(ms / 1000)} s`;
+  return `${Math.ceil(ms / 60_000)} min`;
+}
+
+function normaliseOptions(options: ExecutorOptions): Settings {
+  const concurrency = options.concurrency ?? 10;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const retry = options.retry ?? { attempts: 3, baseDelayMs: 200 };
+  const cacheTtlMs = options.cacheTtlMs ?? 60_000;
+  requireNumber(
+    'concurrency',
+    concurrency,
+    Number.isInteger(concurrency) && concurrency >= 1,
+    'an integer ≥ 1',
+  );
+  requireNumber(
+    'timeoutMs',
+    timeoutMs,
+    timeoutMs > 0 && timeoutMs <= 2_147_483_647,
+    'a number of ms > 0',
+  );
+  requireNumber(
+    'retry.attempts',
+    retry.attempts,
+    Number.isInteger(retry.attempts) && retry.attempts >= 1,
+    'an integer ≥ 1',
+  );
+  requireNumber(
+    'retry.baseDelayMs',
+    retry.baseDelayMs,
+    retry.baseDelayMs >= 0,
+    'a number of ms ≥ 0',
+  );
+  requireNumber('cacheTtlMs', cacheTtlMs, cacheTtlMs >= 0, 'a number of ms ≥ 0');
+  const rateLimits = options.rateLimits ?? {};
+  for (const [name, limit] of Object.entries(rateLimits)) {
+    const ok =
+      Number.isInteger(limit?.max) &&
+      limit.max > 0 &&
+      typeof limit.windowMs === 'number' &&
+      limit.windowMs > 0;
+    if (!ok) {
+      throw new Error(
+        `executor option rateLimits.${name} must be {max: positive integer, windowMs: positive number}, got ${JSON.stringify(limit)}`,
+      );
+    }
+  }
+  return {
+    concurrency,
+    timeoutMs,
+    attempts: retry.attempts,
+    baseDelayMs: retry.baseDelayMs,
+    cacheTtlMs,
+    rateLimits,
+    hooks: options.hooks ?? {},
+    logger: options.logger ?? silentLogger(),
+  };
+}
+
+function requireNumber(name: string, value: unknown, ok: boolean, expected: string): void {
+  if (typeof value !== 'number' || Number.isNaN(value) || !ok) {
+    throw new Error(`executor option ${name} must be ${expected}, got ${JSON.stringify(value)}`);
+  }
+}

@@ -1,0 +1,84 @@
+import type { Logger } from 'pino';
+import type { ResultError } from '../protocol/errors.ts';
+import type {
+  ApprovedBy,
+  RateLimit,
+  Tool,
+  ToolCall,
+  ToolProgress,
+  ToolResult,
+} from '../protocol/types.ts';
+
+/** A human's answer to an approval request. */
+export type ApprovalDecision =
+  | { readonly decision: 'approved' }
+  | { readonly decision: 'denied'; readonly reason?: string }
+  | { readonly decision: 'modified'; readonly arguments: Record<string, unknown> };
+
+/** What the approval handler is asked about: the call, its tool and a preview of its effect. */
+export interface ApprovalRequest {
+  readonly call: ToolCall;
+  readonly tool: Tool;
+  /** The tool's `preview` of the call, when it has one and it worked. */
+  readonly preview: string | undefined;
+}
+
+/** Asks a human about a dangerous call that was not approved beforehand. */
+export type ApprovalHandler = (request: ApprovalRequest) => Promise<ApprovalDecision>;
+
+/** Functions called around every call; their failures are logged and never fail the call. */
+export interface ExecutorHooks {
+  /** Once the call is valid and approved, right before it is looked up in the cache or run. */
+  before?(call: ToolCall, tool: Tool): void | Promise<void>;
+  /** For every result, last. */
+  after?(call: ToolCall, result: ToolResult): void | Promise<void>;
+  /** For every failed result, before `after`: the value the handler threw, or a `ToolError`. */
+  error?(call: ToolCall, error: unknown): void | Promise<void>;
+}
+
+/** Settings of an {@link Executor}; every field has a default. */
+export interface ExecutorOptions {
+  /** Most handlers running at once, shared by every caller; default 10. */
+  readonly concurrency?: number;
+  /** Per call and per attempt; default 30 000 ms. */
+  readonly timeoutMs?: number;
+  /** Total attempts and the first backoff delay; default `{attempts: 3, baseDelayMs: 200}`. */
+  readonly retry?: { readonly attempts: number; readonly baseDelayMs: number };
+  /** How long read-only results are cached; default 60 000 ms, 0 disables. */
+  readonly cacheTtlMs?: number;
+  /** Rate limits by tool name, overriding each tool's own `rateLimit`. */
+  readonly rateLimits?: Readonly<Record<string, RateLimit>>;
+  /** Asked about dangerous calls that are not pre-approved; without it they are denied. */
+  readonly approval?: ApprovalHandler;
+  readonly hooks?: ExecutorHooks;
+  /** Default: silent. */
+  readonly logger?: Logger;
+  /** A tool's config section, handed to it as `ctx.config`; default `{}`. */
+  readonly toolConfig?: (name: string) => Readonly<Record<string, unknown>>;
+  /** Absolute path of the vault, handed to tools as `ctx.vault`. */
+  readonly vault?: string;
+}
+
+/** Per-call options of {@link Executor.execute}. */
+export interface ExecuteOptions {
+  /** The call was approved beforehand (vault approvals, policy): the approval handler is skipped. */
+  readonly approvedBy?: ApprovedBy;
+  /** The arguments before a human modified them; recorded in the result's metadata. */
+  readonly originalArguments?: Record<string, unknown>;
+  /** Vault-relative path of the note the call came from (`ctx.note`). */
+  readonly note?: string;
+  /** Aborting it (e.g. daemon shutdown) ends the call with status `interrupted`. */
+  readonly signal?: AbortSignal;
+  /**
+   * Awaited once, after validation and approval, right before the first attempt, only for tools
+   * that are not read-only (record the intent durably); if it rejects the handler never runs.
+   */
+  onIntent?(call: ToolCall, tool: Tool): Promise<void>;
+  /** Progress the handler reports. */
+  onProgress?(progress: ToolProgress): void;
+}
+
+/** Outcome of {@link Executor.check}: the tool and validated arguments, or the error a run would give. */
+export type CheckResult =
+  | { readonly ok: true; readonly tool: Tool; readonly args: Record<string, unknown> }
+  | { readonly ok: false; readonly error: ResultError };

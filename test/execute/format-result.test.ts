@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { EMPTY_OUTPUT, formatOutput } from '../../src/execute/index.ts';
+
+describe('formatOutput', () => {
+  it('passes strings through without data', () => {
+    assert.deepEqual(formatOutput('hello\nworld'), { content: 'hello\nworld' });
+    assert.deepEqual(formatOutput(''), { content: '' });
+  });
+
+  it('states an empty result for undefined and null', () => {
+    assert.deepEqual(formatOutput(undefined), { content: EMPTY_OUTPUT });
+    assert.deepEqual(formatOutput(null), { content: EMPTY_OUTPUT });
+    assert.notEqual(EMPTY_OUTPUT, '');
+  });
+
+  it('gives scalars as text', () => {
+    assert.deepEqual(formatOutput(42), { content: '42' });
+    assert.deepEqual(formatOutput(false), { content: 'false' });
+  });
+
+  it('renders objects as readable text plus JSON-safe data', () => {
+    const value = {
+      results: [{ title: 'A', url: 'https://a.example/', snippet: 'first' }],
+      when: new Date('2026-01-02T03:04:05.000Z'),
+      skipped: undefined,
+    };
+    const out = formatOutput(value);
+    assert.deepEqual(out.data, {
+      results: [{ title: 'A', url: 'https://a.example/', snippet: 'first' }],
+      when: '2026-01-02T03:04:05.000Z',
+    });
+    assert.equal(
+      out.content,
+      [
+        'results:',
+        '  - title: A',
+        '    url: https://a.example/',
+        '    snippet: first',
+        'when: 2026-01-02T03:04:05.000Z',
+      ].join('\n'),
+    );
+    assert.deepEqual(formatOutput(value), out, 'the same value always gives the same text');
+  });
+
+  it('renders arrays and says when they are empty', () => {
+    assert.deepEqual(formatOutput([1, 'two']), { content: '- 1\n- two', data: [1, 'two'] });
+    assert.deepEqual(formatOutput([]), { content: '(empty list)', data: [] });
+    assert.deepEqual(formatOutput({}), { content: '(empty object)', data: {} });
+  });
+
+  it('keeps long lines unfolded', () => {
+    const long = 'word '.repeat(60).trim();
+    assert.equal(formatOutput({ text: long }).content, `text: ${long}`);
+  });
+
+  it('describes output that is not JSON instead of failing', () => {
+    const circular: Record<string, unknown> = {};
+    circular['self'] = circular;
+    const out = formatOutput(circular);
+    assert.match(out.content, /cannot be shown as JSON/);
+    assert.equal(out.data, undefined);
+  });
+});

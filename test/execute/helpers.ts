@@ -1,0 +1,48 @@
+import { pino, type Logger } from 'pino';
+import { ToolRegistry, defineTool } from '../../src/protocol/index.ts';
+import type { Tool, ToolDefinition } from '../../src/protocol/index.ts';
+
+/** Wait until `predicate` holds, polling; fails after `timeoutMs`. */
+export async function waitFor(
+  predicate: () => boolean | Promise<boolean>,
+  timeoutMs = 5000,
+  what = 'condition',
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** Resolve after `ms`. */
+export function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A registry holding the given tools, declared with a description and `safe` unless given. */
+export function registryWith(
+  ...defs: (Partial<ToolDefinition> & Pick<ToolDefinition, 'name' | 'handler'>)[]
+): { registry: ToolRegistry; tools: Tool[] } {
+  const registry = new ToolRegistry();
+  const tools = defs.map((d) =>
+    registry.register(
+      defineTool({ description: `The ${d.name} tool.`, parameters: {}, safety: 'safe', ...d }),
+    ),
+  );
+  return { registry, tools };
+}
+
+/** A logger that keeps every line it writes, parsed. */
+export function capturingLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino(
+    { level: 'debug' },
+    {
+      write(line: string) {
+        lines.push(JSON.parse(line) as Record<string, unknown>);
+      },
+    },
+  );
+  return { logger, lines };
+}

@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { defineTool, getValidator, isDefinedTool } from '../../src/protocol/index.ts';
+import type { ToolDefinition } from '../../src/protocol/index.ts';
+
+function def(overrides: Partial<Record<keyof ToolDefinition, unknown>> = {}): ToolDefinition {
+  return {
+    name: 'search_web',
+    description: 'Search the web.',
+    parameters: { query: { type: 'string' }, num_results: { type: 'integer', default: 5 } },
+    required: ['query'],
+    safety: 'safe',
+    handler: () => 'ok',
+    ...overrides,
+  } as ToolDefinition;
+}
+
+describe('defineTool', () => {
+  it('fills defaults and builds a closed input schema', () => {
+    const tool = defineTool(def({ required: undefined }));
+    assert.deepEqual(tool.categories, []);
+    assert.deepEqual(tool.required, []);
+    assert.equal(tool.readOnly, false);
+    assert.equal(tool.idempotent, false);
+    assert.deepEqual(tool.inputSchema, {
+      type: 'object',
+      properties: { query: { type: 'string' }, num_results: { type: 'integer', default: 5 } },
+      required: [],
+      additionalProperties: false,
+    });
+  });
+
+  it('returns a frozen tool that does not share the author’s schema objects', () => {
+    const parameters = { query: { type: 'string' } };
+    const tool = defineTool(def({ parameters, required: ['query'] }));
+    assert.ok(Object.isFrozen(tool));
+    assert.ok(Object.isFrozen(tool.inputSchema));
+    assert.ok(Object.isFrozen(tool.parameters['query']));
+    assert.throws(() => {
+      (tool as { name: string }).name = 'other';
+    }, TypeError);
+    parameters.query.type = 'number';
+    assert.deepEqual(tool.parameters['query'], { type: 'string' });
+    assert.ok(isDefinedTool(tool));
+    assert.ok(!isDefinedTool(def()));
+  });
+
+  it('compiles the validator once per tool', () => {
+    const tool = defineTool(def());
+    assert.equal(getValidator(tool), getValidator(tool));
+    assert.notEqual(getValidator(tool), getValidator(defineTool(def())));
+  });
+
+  const invalid: [string, Partial<Record<keyof ToolDefinition, unknown>>, RegExp][] = [
+    ['a name with capitals', { name: 'SearchWeb' }, /"SearchWeb" is not snake_case/],
+    ['a name starting with a digit', { name: '1search' }, /"1search" is not snake_case/],
+    ['a name with a dash', { name: 'search-web' }, /"search-web" is not snake_case/],
+    [
+      'an undeclared required parameter',
+      { required: ['query', 'limit'] },
+      /required parameter "limit" is not declared/,
+    ],
+    [
+      'an unknown safety level',
+      { safety: 'risky' },
+      /unknown safety level "risky"; expected one of: safe, cautious, dangerous/,
+    ],
+    [
+      'a parameter type outside the supported ones',
+      { parameters: { q: { type: 'null' } }, required: [] },
+      /parameter 'q' has type "null"/,
+    ],
+    [
+      'a misspelt parameter type',
+      { parameters: { q: { type: 'strng' } }, required: [] },
+      /parameter 'q' has type "strng"/,
+    ],
+    [
+      'a parameter schema Ajv cannot compile',
+      { parameters: { q: { type: 'string', minLength: 'three' } }, required: [] },
+      /parameter 'q' has a schema Ajv cannot compile \{"type":"string","minLength":"three"\}/,
+    ],
+    [
+      'an output schema Ajv cannot compile',
+      { outputSchema: { type: 'object', properties: 5 } },
+      /outputSchema \{"type":"object","properties":5\} is not a valid JSON Schema/,
+    ],
+    ['a missing handler', { handler: undefined }, /handler must be a function/],
+    ['an empty description', { description: ' ' }, /description must be a non-empty string/],
+    ['a bad rate limit', { rateLimit: { max: 0, windowMs: 1000 } }, /rateLimit must be/],
+  ];
+  for (const [what, overrides, message] of invalid) {
+    it(`throws a clear error for ${what}`, () => {
+      assert.throws(() => defineTool(def(overrides)), message);
+    });
+  }
+});
