@@ -1,0 +1,54 @@
+export { compileGlob, type GlobMatcher, type GlobOptions } from './glob.ts';
+export {
+  compilePolicy,
+  evaluatePolicy,
+  parsePolicyRule,
+  PolicyRuleError,
+  type CompiledPolicy,
+  type CompiledRule,
+  type ParamCondition,
+  type PolicyList,
+  type PolicyRules,
+  type PolicyVerdict,
+} from './policy.ts';
+export { matchesAllowedTools, readAllowedTools, type AllowedToolsRead } from './allowed-tools.ts';
+export {
+  decideCall,
+  type AskDecision,
+  type CallDecision,
+  type DecideInput,
+  type DenyDecision,
+  type GrantLookup,
+  type RunDecision,
+} from './decide.ts';
+export {
+  GrantStore,
+  GrantsFileError,
+  GRANTS_FILE,
+  type AddGrantOptions,
+  type Grant,
+} from './grants.ts';
+export {
+  APPROVAL_HEADING,
+  PENDING_CALL_KEY,
+  isModified,
+  parseApprovalSection,
+  readApprovalSection,
+  renderApprovalSection,
+  type ApprovalSectionOptions,
+  type ApprovalSectionRead,
+  type DecisionKind,
+  type PendingCall,
+  type PendingDecision,
+} from './section.ts';
+export { canonicalJson } from './canonical-json.ts';
+export {
+  rejectionMessage,
+  resolveDecisions,
+  type ApproveResolution,
+  type MoveDecision,
+  type RejectResolution,
+  type Resolution,
+  type WaitResolution,
+} from './resolve.ts';
+export { EXPIRED_REASON, isExpired, parseDuration } from './expiry.ts';

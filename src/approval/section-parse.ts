@@ -1,0 +1,286 @@
+import { scanLines, type Fence, type Line } from './markdown-lines.ts';
+import {
+  APPROVAL_HEADING,
+  PENDING_CALL_KEY,
+  type ApprovalSectionRead,
+  type DecisionKind,
+  type PendingDecision,
+} from './section-types.ts';
+
+const SECTION_HEADING = new RegExp(
+  `^ {0,3}##[ \\t]+${APPROVAL_HEADING}[ \\t]*(?:#+[ \\t]*)?$`,
+  'i',
+);
+const TOP_HEADING = /^ {0,3}#{1,2}(?:[ \t]|$)/;
+const CALL_HEADING = /^ {0,3}###[ \t]+(.*?)[ \t]*$/;
+const TASK = /^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\[(.)\][ \t]*(.*)$/u;
+const REASON = /^[ \t]*reason[ \t]*:(.*)$/i;
+const TOOL_NAME = /^[a-z][a-z0-9_]*$/;
+
+interface Chunk {
+  readonly headingName: string | null;
+  readonly headingId: string | null;
+  readonly heading: string;
+  readonly lines: readonly Line[];
+}
+
+/**
+ * Read the decisions in a note's `## Approval` section(s): per call its block (possibly edited),
+ * ticked boxes (`[x]` or `[X]`) and reason. A decision is `none` whenever anything is ambiguous
+ * (both approve and reject ticked, a broken or duplicated block, a changed id or tool, a box of
+ * another call), with problems saying what to fix: a decision is never given to the wrong call.
+ * Text inside fenced code, block quotes and callouts is never read as a box or heading. LF and
+ * CRLF line endings are both fine.
+ * @param text the whole note.
+ */
+export function readApprovalSection(text: string): ApprovalSectionRead {
+  const lines = scanLines(text);
+  const decisions = new Map<string, PendingDecision>();
+  const duplicated = new Set<string>();
+  const problems: string[] = [];
+  let found = false;
+  for (const section of findSections(lines)) {
+    found = true;
+    const unclosed = section.some((line) => line.fence !== null && line.fence.closeLine === null);
+    const sectionProblem =
+      'a code fence in the Approval section is not closed; add its closing ``` line';
+    if (unclosed) problems.push(sectionProblem);
+    for (const chunk of splitChunks(section)) {
+      const decision = readChunk(chunk);
+      if (decision === null) {
+        problems.push(
+          `the call under "### ${chunk.heading}" has no readable id; restore its heading or json block`,
+        );
+        continue;
+      }
+      const withSection = unclosed ? spoil(decision, sectionProblem) : decision;
+      if (decisions.has(decision.id) || duplicated.has(decision.id)) {
+        duplicated.add(decision.id);
+        decisions.set(
+          decision.id,
+          spoil(
+            withSection,
+            'the call appears more than once in the Approval section; delete the copy',
+          ),
+        );
+      } else {
+        decisions.set(decision.id, withSection);
+      }
+    }
+  }
+  return { found, decisions, problems };
+}
+
+/**
+ * The decisions of a note's Approval section by call id; see {@link readApprovalSection}.
+ * @param text the whole note.
+ */
+export function parseApprovalSection(text: string): Map<string, PendingDecision> {
+  return readApprovalSection(text).decisions;
+}
+
+function findSections(lines: readonly Line[]): Line[][] {
+  const sections: Line[][] = [];
+  let current: Line[] | null = null;
+  for (const line of lines) {
+    const structural = line.fence === null && !line.frontMatter;
+    if (structural && SECTION_HEADING.test(line.text)) {
+      current = [];
+      sections.push(current);
+    } else if (structural && TOP_HEADING.test(line.text)) {
+      current = null;
+    } else if (current !== null) {
+      current.push(line);
+    }
+  }
+  return sections;
+}
+
+function splitChunks(section: readonly Line[]): Chunk[] {
+  const chunks: Chunk[] = [];
+  let lines: Line[] | null = null;
+  for (const line of section) {
+    const heading = line.fence === null ? CALL_HEADING.exec(line.text) : null;
+    if (heading !== null) {
+      lines = [];
+      chunks.push({ ...parseCallHeading(heading[1] ?? ''), heading: heading[1] ?? '', lines });
+    } else if (lines !== null) {
+      lines.push(line);
+    }
+  }
+  return chunks;
+}
+
+// `<tool> · <code span holding the id>`, as rendered; anything else leaves the id to the block.
+function parseCallHeading(text: string): { headingName: string | null; headingId: string | null } {
+  const match = /^(\S+)[ \t]+·[ \t]+(.*)$/u.exec(text);
+  if (match === null) return { headingName: null, headingId: null };
+  const name = match[1] ?? '';
+  const rest = match[2] ?? '';
+  const escaped = /^escaped[ \t]+(.*)$/.exec(rest);
+  let id = readCodeSpan(escaped?.[1] ?? rest);
+  if (escaped !== null && id !== null) {
+    try {
+      const parsed: unknown = JSON.parse(id);
+      id = typeof parsed === 'string' ? parsed : null;
+    } catch {
+      id = null;
+    }
+  }
+  return { headingName: TOOL_NAME.test(name) ? name : null, headingId: id };
+}
+
+function readCodeSpan(text: string): string | null {
+  const span = /^(`+)(.+?)\1$/su.exec(text);
+  const content = span?.[2];
+  if (content === undefined) return null;
+  const padded =
+    content.length >= 2 &&
+    content.startsWith(' ') &&
+    content.endsWith(' ') &&
+    content.trim() !== '';
+  return padded ? content.slice(1, -1) : content;
+}
+
+interface BlockRead {
+  readonly id: string | null;
+  readonly name: string | null;
+  readonly arguments: Record<string, unknown> | null;
+  readonly requestedAt: string | null;
+  readonly problem: string | null;
+}
+
+function readChunk(chunk: Chunk): PendingDecision | null {
+  const problems: string[] = [];
+  const fences = new Set<Fence>();
+  const boxes = { approve: [] as boolean[], reject: [] as boolean[], always: [] as boolean[] };
+  let reason: string | undefined;
+  for (const line of chunk.lines) {
+    if (line.fence !== null) {
+      if (/^json$/i.test(line.fence.info)) fences.add(line.fence);
+      continue;
+    }
+    const task = TASK.exec(line.text);
+    if (task !== null) {
+      const ticked = task[1] === 'x' || task[1] === 'X';
+      const label = (task[2] ?? '').replace(/[*~`]/g, '').replace(/\s+/g, ' ').trim().toLowerCase();
+      if (label === 'approve') boxes.approve.push(ticked);
+      else if (label === 'reject') boxes.reject.push(ticked);
+      else if (label === 'always allow' || label.startsWith('always allow ')) {
+        boxes.always.push(ticked);
+        const tool = label.slice('always allow'.length).trim();
+        if (tool !== '' && chunk.headingName !== null && tool !== chunk.headingName) {
+          problems.push(
+            `the box "always allow ${tool}" does not belong to this ${chunk.headingName} call; delete it`,
+          );
+        }
+      }
+      continue;
+    }
+    const reasonLine = REASON.exec(line.text);
+    const said = reasonLine?.[1]?.trim() ?? '';
+    if (reason === undefined && said !== '') reason = said;
+  }
+  const block = readBlock([...fences]);
+  const id = chunk.headingId ?? block.id;
+  if (id === null) return null;
+  if (block.problem !== null) problems.push(block.problem);
+  if (chunk.headingId !== null && block.id !== null && block.id !== chunk.headingId) {
+    problems.push(
+      `the id in the ${PENDING_CALL_KEY} block was changed to "${block.id}"; change it back to "${chunk.headingId}"`,
+    );
+  }
+  if (chunk.headingName !== null && block.name !== null && block.name !== chunk.headingName) {
+    problems.push(
+      `the tool name in the ${PENDING_CALL_KEY} block was changed to "${block.name}"; a pending call's tool cannot be changed, change it back to "${chunk.headingName}"`,
+    );
+  }
+  for (const kind of ['approve', 'reject', 'always'] as const) {
+    if (boxes[kind].length > 1)
+      problems.push(`the call has more than one "${labelOf(kind)}" box; delete the extra one`);
+  }
+  const approve = boxes.approve.some(Boolean);
+  const reject = boxes.reject.some(Boolean);
+  const always = boxes.always.some(Boolean);
+  if (reject && approve) problems.push('both approve and reject are ticked; untick one');
+  if (reject && always) problems.push('both always allow and reject are ticked; untick one');
+  let decision: DecisionKind = 'none';
+  if (problems.length === 0)
+    decision = always ? 'always' : approve ? 'approve' : reject ? 'reject' : 'none';
+  return {
+    id,
+    name: block.name ?? chunk.headingName,
+    arguments: block.arguments,
+    requestedAt: block.requestedAt,
+    decision,
+    ...(reason === undefined ? {} : { reason }),
+    problems,
+  };
+}
+
+function readBlock(fences: readonly Fence[]): BlockRead {
+  const none = { id: null, name: null, arguments: null, requestedAt: null };
+  if (fences.length === 0) {
+    return {
+      ...none,
+      problem: `the ${PENDING_CALL_KEY} json block of this call is missing; restore it`,
+    };
+  }
+  if (fences.length > 1) {
+    return {
+      ...none,
+      problem: `this call has more than one json block; keep only its ${PENDING_CALL_KEY} block`,
+    };
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse((fences[0]?.content ?? []).join('\n'));
+  } catch (error) {
+    return {
+      ...none,
+      problem: `the ${PENDING_CALL_KEY} block is not valid JSON (${(error as Error).message}); fix it, then tick again`,
+    };
+  }
+  const call = isRecord(data) ? data[PENDING_CALL_KEY] : undefined;
+  if (!isRecord(call)) {
+    return {
+      ...none,
+      problem: `the json block must hold {"${PENDING_CALL_KEY}": {...}}; restore its shape`,
+    };
+  }
+  const id = typeof call['id'] === 'string' ? call['id'] : null;
+  const name = typeof call['name'] === 'string' ? call['name'] : null;
+  const requestedAt = typeof call['requested_at'] === 'string' ? call['requested_at'] : null;
+  const parameters = call['parameters'] ?? call['arguments'];
+  if (!isRecord(parameters)) {
+    return {
+      id,
+      name,
+      arguments: null,
+      requestedAt,
+      problem: `"parameters" in the ${PENDING_CALL_KEY} block must be an object`,
+    };
+  }
+  if (id === null || name === null) {
+    return {
+      id,
+      name,
+      arguments: parameters,
+      requestedAt,
+      problem: `the ${PENDING_CALL_KEY} block lost its "id" or "name"; restore them`,
+    };
+  }
+  return { id, name, arguments: parameters, requestedAt, problem: null };
+}
+
+function spoil(decision: PendingDecision, problem: string): PendingDecision {
+  return { ...decision, decision: 'none', problems: [...decision.problems, problem] };
+}
+
+function labelOf(kind: 'approve' | 'reject' | 'always'): string {
+  return kind === 'always' ? 'always allow' : kind;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,109 @@
+import { longestBacktickRun } from './markdown-lines.ts';
+import { PENDING_CALL_KEY, type PendingCall } from './section-types.ts';
+
+/** Options of {@link renderApprovalSection}. */
+export interface ApprovalSectionOptions {
+  /** Folder name shown for "approve all by moving"; defaults to `Approved`. */
+  readonly approvedFolder?: string;
+  /** Folder name shown for "reject all by moving"; defaults to `Rejected`. */
+  readonly rejectedFolder?: string;
+  /** When set, each call shows the time it will be rejected as expired. */
+  readonly expireAfterMs?: number;
+  /** Problems to show under a call (e.g. why the last decision could not be read), by call id. */
+  readonly problems?: ReadonlyMap<string, readonly string[]>;
+}
+
+/**
+ * Render the body of the `## Approval` section (without the heading) of a note whose calls wait
+ * for a human: an intro callout, then per call a `###` heading with tool and id, why it waits, a
+ * preview in a callout (inside a fence longer than any backtick run in it, so nothing in it is
+ * ever read as markdown or as a block), an editable `json` block `{"pending_call": {...}}`, the
+ * boxes `approve`, `reject`, `always allow <tool>`, and a `Reason:` line.
+ * @param pending the waiting calls, in note order.
+ * @param options folder names, expiry and problems to show; see {@link ApprovalSectionOptions}.
+ */
+export function renderApprovalSection(
+  pending: readonly PendingCall[],
+  options: ApprovalSectionOptions = {},
+): string {
+  const approved = inlineCode(`${options.approvedFolder ?? 'Approved'}/`);
+  const rejected = inlineCode(`${options.rejectedFolder ?? 'Rejected'}/`);
+  const count = pending.length === 1 ? '1 call below waits' : `${pending.length} calls below wait`;
+  const out = [
+    '> [!question] vaultd needs a decision',
+    `> ${count} for you. Under each call tick **approve**, **reject** or **always allow**; or move this note to ${approved} to approve every call, or to ${rejected} to reject every call.`,
+    '> To change what a call does, edit the parameters in its json block, then tick approve. To tell the agent why you reject a call, write it after "Reason:".',
+  ];
+  for (const call of pending) out.push('', ...renderCall(call, options));
+  return `${out.join('\n')}\n`;
+}
+
+function renderCall(call: PendingCall, options: ApprovalSectionOptions): string[] {
+  // An id with control characters (a newline would end the heading) is shown JSON-escaped.
+  const id = /^[^\p{Cc}]+$/u.test(call.id)
+    ? inlineCode(call.id)
+    : `escaped ${inlineCode(JSON.stringify(call.id))}`;
+  const facts = [`Requested ${call.requestedAt}`];
+  if (options.expireAfterMs !== undefined) {
+    const at = Date.parse(call.requestedAt) + options.expireAfterMs;
+    if (Number.isFinite(at)) facts.push(`rejected as expired after ${new Date(at).toISOString()}`);
+  }
+  if (call.reason !== undefined && call.reason !== '') facts.push(oneLine(call.reason));
+  const out = [`### ${call.name} · ${id}`, '', `${facts.join(' · ')}.`];
+  const problems = options.problems?.get(call.id) ?? [];
+  if (problems.length > 0) {
+    out.push(
+      '',
+      '> [!warning] Your last decision could not be read',
+      ...problems.map((p) => `> - ${oneLine(p)}`),
+    );
+  }
+  out.push('', ...renderPreview(call.preview));
+  const block = JSON.stringify(
+    {
+      [PENDING_CALL_KEY]: {
+        id: call.id,
+        name: call.name,
+        parameters: call.arguments,
+        requested_at: call.requestedAt,
+      },
+    },
+    null,
+    2,
+  );
+  const fence = '`'.repeat(Math.max(3, longestBacktickRun(block) + 1));
+  out.push('', `${fence}json`, block, fence, '');
+  out.push('- [ ] approve', '- [ ] reject', `- [ ] always allow ${call.name}`, '', 'Reason: ');
+  return out;
+}
+
+function renderPreview(preview: string | undefined): string[] {
+  if (preview === undefined || preview.trim() === '') {
+    return [
+      '> [!example] Preview',
+      '> No preview for this tool: the parameters below are the whole call.',
+    ];
+  }
+  const text = preview.replace(/\r\n?/g, '\n').replace(/\n+$/, '');
+  const fence = '`'.repeat(Math.max(3, longestBacktickRun(text) + 1));
+  const lang = /^(?:diff |--- |\+\+\+ |@@ )/.test(text) ? 'diff' : 'text';
+  return [
+    '> [!example] Preview',
+    `> ${fence}${lang}`,
+    ...text.split('\n').map((line) => (line === '' ? '>' : `> ${line}`)),
+    `> ${fence}`,
+  ];
+}
+
+function inlineCode(text: string): string {
+  const ticks = '`'.repeat(longestBacktickRun(text) + 1);
+  const pad =
+    text.startsWith('`') || text.endsWith('`') || (text.startsWith(' ') && text.endsWith(' '))
+      ? ' '
+      : '';
+  return `${ticks}${pad}${text}${pad}${ticks}`;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*[\r\n]+\s*/g, ' ').trim();
+}
