@@ -1,0 +1,289 @@
+import { afterEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { get, request, type IncomingMessage } from 'node:http';
+import { createServer } from 'node:net';
+import { EventBus } from '../../src/observe/event-bus.ts';
+import {
+  startHttpServer,
+  type HealthReport,
+  type HttpServerHandle,
+  type HttpServerOptions,
+} from '../../src/observe/http-server.ts';
+import { createMetrics } from '../../src/observe/metrics.ts';
+import { silentLogger } from '../../src/observe/logger.ts';
+import { captureLogger, makeResult, parsePrometheus, sampleValue, waitFor } from './helpers.ts';
+
+const servers: HttpServerHandle[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+async function start(
+  over: Partial<HttpServerOptions> = {},
+): Promise<{ server: HttpServerHandle; bus: EventBus }> {
+  const bus = over.bus ?? new EventBus();
+  const metrics = createMetrics(
+    bus,
+    { queueDepth: () => 2, notesPerState: () => ({ done: 1 }), pendingApprovals: () => 0 },
+    { defaultMetrics: false },
+  );
+  const server = await startHttpServer({
+    host: '127.0.0.1',
+    port: 0,
+    bus,
+    metrics,
+    health: () => ({ ready: true, watching: true, queue_depth: 2 }),
+    logger: silentLogger(),
+    ...over,
+  });
+  servers.push(server);
+  return { server, bus };
+}
+
+function fetchText(
+  url: string,
+  method = 'GET',
+): Promise<{ status: number; headers: IncomingMessage['headers']; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+interface SseMessage {
+  event?: string;
+  id?: string;
+  data?: string;
+  comment?: string;
+}
+
+/** A raw SSE client over http.get that parses messages as they arrive. */
+function openEvents(url: string, headers: Record<string, string> = {}) {
+  const messages: SseMessage[] = [];
+  const state = { ended: false, status: 0, contentType: '' };
+  let buffer = '';
+  let response: IncomingMessage | undefined;
+  const req = get(`${url}/events`, { headers }, (res) => {
+    response = res;
+    state.status = res.statusCode ?? 0;
+    state.contentType = String(res.headers['content-type']);
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      buffer += chunk;
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const message: SseMessage = {};
+        for (const line of block.split('\n')) {
+          if (line.startsWith(':')) message.comment = line.slice(1).trim();
+          else {
+            const colon = line.indexOf(':');
+            const field = line.slice(0, colon);
+            const value = line.slice(colon + 1).replace(/^ /, '');
+            if (field === 'event' || field === 'id' || field === 'data') message[field] = value;
+          }
+        }
+        messages.push(message);
+      }
+    });
+    res.on('close', () => (state.ended = true));
+  });
+  req.on('error', () => (state.ended = true));
+  const events = () => messages.filter((m) => m.id !== undefined);
+  return {
+    messages,
+    events,
+    state,
+    req,
+    pause: () => response?.pause(),
+    destroy: () => req.destroy(),
+  };
+}
+
+const claim = (bus: EventBus, note: string) =>
+  bus.emit('note.claimed', { note, from: 'Needs_Action' });
+
+describe('startHttpServer', () => {
+  it('GET /health answers 200 with the report when ready and 503 when not', async () => {
+    let report: HealthReport = { ready: true, watching: true, queue_depth: 5, version: '0.1.0' };
+    const { server } = await start({ health: () => report });
+    assert.match(server.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    let res = await fetchText(`${server.url}/health`);
+    assert.equal(res.status, 200);
+    assert.match(String(res.headers['content-type']), /^application\/json/);
+    assert.deepEqual(JSON.parse(res.body), report);
+    report = { ready: false, watching: false, queue_depth: 0 };
+    res = await fetchText(`${server.url}/health?verbose=1`);
+    assert.equal(res.status, 503);
+    assert.equal(JSON.parse(res.body).ready, false);
+  });
+
+  it('GET /health answers 503 when the health callback throws', async () => {
+    const { logger, records } = captureLogger();
+    const { server } = await start({
+      logger,
+      health: () => {
+        throw new Error('no');
+      },
+    });
+    const res = await fetchText(`${server.url}/health`);
+    assert.equal(res.status, 503);
+    assert.ok(records.some((r) => r['msg'] === 'health check failed'));
+  });
+
+  it('GET /metrics answers Prometheus text with its content type', async () => {
+    const { server, bus } = await start();
+    bus.emit('tool.result', {
+      note: 'n.md',
+      callId: 'c1',
+      tool: 'search_web',
+      result: makeResult('search_web', 'success', 12),
+    });
+    const res = await fetchText(`${server.url}/metrics`);
+    assert.equal(res.status, 200);
+    assert.match(String(res.headers['content-type']), /^text\/plain; version=0\.0\.4/);
+    const { samples } = parsePrometheus(res.body);
+    assert.equal(sampleValue(samples, 'vaultd_queue_depth'), 2);
+    assert.equal(
+      sampleValue(samples, 'vaultd_tool_calls_total', { tool: 'search_web', status: 'success' }),
+      1,
+    );
+  });
+
+  it('answers 404 JSON for unknown paths and 405 with Allow for other methods', async () => {
+    const { server } = await start();
+    const missing = await fetchText(`${server.url}/nope`);
+    assert.equal(missing.status, 404);
+    assert.equal(JSON.parse(missing.body).error, 'not found');
+    for (const path of ['/health', '/metrics', '/events']) {
+      const res = await fetchText(`${server.url}${path}`, 'POST');
+      assert.equal(res.status, 405, path);
+      assert.equal(res.headers['allow'], 'GET');
+      assert.match(JSON.parse(res.body).error, /POST/);
+    }
+  });
+
+  it('GET /events streams bus events in order with event names and ids', async () => {
+    const { server, bus } = await start();
+    const client = openEvents(server.url);
+    await waitFor(() => bus.listenerCount === 3, 5000, 'SSE subscription');
+    await waitFor(() => client.state.status !== 0, 5000, 'response headers');
+    assert.equal(client.state.status, 200);
+    assert.match(client.state.contentType, /^text\/event-stream/);
+    claim(bus, 'a.md');
+    bus.emit('tool.call', {
+      note: 'a.md',
+      callId: 'c1',
+      tool: 'search_web',
+      arguments: { query: 'multi\nline' },
+    });
+    bus.emit('note.moved', { note: 'a.md', from: 'In_Progress', to: 'Done', state: 'done' });
+    await waitFor(() => client.events().length === 3, 5000, 'three events');
+    const events = client.events();
+    assert.deepEqual(
+      events.map((m) => [m.event, m.id]),
+      [
+        ['note.claimed', '1'],
+        ['tool.call', '2'],
+        ['note.moved', '3'],
+      ],
+    );
+    const data = JSON.parse(events[1]?.data ?? '');
+    assert.equal(data.seq, 2);
+    assert.equal(data.name, 'tool.call');
+    assert.deepEqual(data.payload.arguments, { query: 'multi\nline' });
+    client.destroy();
+    await waitFor(() => bus.listenerCount === 2, 5000, 'client removed on close');
+  });
+
+  it('replays buffered events after Last-Event-ID before live ones', async () => {
+    const { server, bus } = await start();
+    for (const n of ['a', 'b', 'c']) claim(bus, `${n}.md`);
+    const client = openEvents(server.url, { 'Last-Event-ID': '1' });
+    await waitFor(() => client.events().length === 2, 5000, 'replay');
+    claim(bus, 'd.md');
+    await waitFor(() => client.events().length === 3, 5000, 'live event');
+    assert.deepEqual(
+      client.events().map((m) => m.id),
+      ['2', '3', '4'],
+    );
+  });
+
+  it('tells a client when its Last-Event-ID is older than the replay buffer', async () => {
+    const { server, bus } = await start({ bus: new EventBus({ historySize: 2 }) });
+    for (let i = 1; i <= 5; i += 1) claim(bus, `${i}.md`);
+    const client = openEvents(server.url, { 'Last-Event-ID': '1' });
+    await waitFor(() => client.events().length === 2, 5000, 'replay');
+    const gap = client.messages.find((m) => m.event === 'replay.gap');
+    assert.deepEqual(JSON.parse(gap?.data ?? '{}'), { after: 1, oldest: 4 });
+    assert.deepEqual(
+      client.events().map((m) => m.id),
+      ['4', '5'],
+    );
+  });
+
+  it('sends heartbeat comments', async () => {
+    const { server } = await start({ heartbeatMs: 20 });
+    const client = openEvents(server.url);
+    await waitFor(() => client.messages.some((m) => m.comment === 'ping'), 5000, 'heartbeat');
+  });
+
+  it('drops a client that stops reading instead of buffering without bound', async () => {
+    const { logger, records } = captureLogger();
+    const { server, bus } = await start({ logger, maxClientBufferBytes: 64 * 1024 });
+    const slow = openEvents(server.url);
+    const fast = openEvents(server.url);
+    await waitFor(() => bus.listenerCount === 4, 5000, 'two SSE subscriptions');
+    slow.pause();
+    const big = 'x'.repeat(256 * 1024);
+    for (let i = 0; i < 400 && bus.listenerCount === 4; i += 1) {
+      bus.emit('tool.call', { note: 'n.md', callId: `c${i}`, tool: 't', arguments: { big } });
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await waitFor(() => bus.listenerCount === 3, 5000, 'slow client dropped');
+    assert.ok(records.some((r) => r['msg'] === 'event client dropped: it stopped reading'));
+    const sent = bus.lastSeq;
+    await waitFor(() => fast.events().length === sent, 10_000, 'fast client got every event');
+    assert.equal(fast.state.ended, false);
+  });
+
+  it('refuses SSE clients beyond the limit with 503', async () => {
+    const { server, bus } = await start({ maxSseClients: 1 });
+    openEvents(server.url);
+    await waitFor(() => bus.listenerCount === 3, 5000, 'first client');
+    const second = await fetchText(`${server.url}/events`);
+    assert.equal(second.status, 503);
+  });
+
+  it('close() ends event streams and stops listening', async () => {
+    const { server, bus } = await start();
+    const client = openEvents(server.url);
+    await waitFor(() => bus.listenerCount === 3, 5000, 'SSE subscription');
+    await server.close();
+    await waitFor(() => client.state.ended, 5000, 'stream ended');
+    await waitFor(() => bus.listenerCount === 2, 5000, 'subscription removed');
+    await assert.rejects(fetchText(`${server.url}/health`), /ECONNREFUSED/);
+    await server.close();
+  });
+
+  it('rejects with the address when the port is taken', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      await assert.rejects(
+        start({ port }),
+        new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`),
+      );
+    } finally {
+      blocker.close();
+    }
+  });
+});
