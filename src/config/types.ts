@@ -31,7 +31,9 @@ export interface Config {
   readonly cache_ttl_ms: number;
   readonly retry: { readonly attempts: number; readonly base_delay_ms: number };
   readonly folders: FolderNames;
-  readonly log: { readonly level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' };
+  readonly log: {
+    readonly level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  };
   /** Optional HTTP listener for /health, /metrics, /events; off when `port` is null. */
   readonly http: { readonly host: string; readonly port: number | null };
   readonly shutdown: { readonly grace_ms: number };
@@ -48,6 +50,8 @@ export interface Config {
   };
   /** Rewrite `Dashboard.md` in the vault at most this often; 0 turns it off. */
   readonly dashboard_interval_ms: number;
+  /** Modules of extra tools (absolute paths, resolved against the config file's folder). */
+  readonly plugins: readonly string[];
   /** Per-tool sections: `tools.<name>.*`; each tool validates its own section. */
   readonly tools: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
 }

@@ -1,0 +1,127 @@
+import { validate as isValidCron } from 'node-cron';
+import { dirname, resolve } from 'node:path';
+import type { JsonSchema } from '../protocol/types.ts';
+import { checkFolders } from './check-folders.ts';
+import { ConfigError, quoteValue } from './config-error.ts';
+import { deepFreeze } from './deep-freeze.ts';
+import { CONFIG_DEFAULTS } from './defaults.ts';
+import { parseDuration } from './duration.ts';
+import { readConfigFile } from './read-config-file.ts';
+import { CONFIG_SCHEMA } from './schema.ts';
+import { substituteEnv } from './substitute-env.ts';
+import type { Config } from './types.ts';
+import { validateSection } from './validate-schema.ts';
+
+/** Where the config comes from. */
+export interface LoadConfigOptions {
+  /** YAML config file; without it every key takes its default. */
+  file?: string;
+  /** Vault directory from the command line; wins over the file's `vault`; relative to the cwd. */
+  vault?: string;
+  /** Environment for `${NAME}` substitution; defaults to `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** Schema of each tool's `tools.<name>` section, by tool name; sections without one are not checked. */
+  toolSchemas?: Record<string, JsonSchema>;
+}
+
+type Raw = Record<string, unknown>;
+
+/**
+ * Load, substitute, validate and default the configuration (SPEC section 9).
+ * @param options file, vault override, environment and tool schemas; all optional.
+ * @returns the deep-frozen config; `vault` and `plugins` are absolute paths, resolved against the
+ *   config file's folder (the cwd without a file; the `vault` option against the cwd).
+ * @throws ConfigError listing every problem, each naming its key and quoting the bad value.
+ */
+export function loadConfig(options: LoadConfigOptions = {}): Config {
+  const file = options.file === undefined ? undefined : resolve(options.file);
+  const raw = file === undefined ? {} : readConfigFile(file);
+  const substituted = substituteEnv(raw, options.env ?? process.env);
+  const data = substituted.data as Raw;
+  const problems = [...substituted.problems];
+
+  const schemaProblems = validateSection(CONFIG_SCHEMA, data, [], substituted);
+  problems.push(...schemaProblems);
+
+  // The checks below read values the schema may have rejected, so each guards its own types:
+  // one run reports every problem.
+  const config = applyDefaults(data);
+  problems.push(...checkCron('reconcile_cron', config.reconcile_cron));
+  problems.push(...checkCron('approval.check_cron', config.approval.check_cron));
+  const expireMs = checkDuration('approval.expire_after', config.approval.expire_after, problems);
+  problems.push(...checkFolders(config.folders));
+  const tools = isMapping(config.tools) ? config.tools : {};
+  for (const [name, schema] of Object.entries(options.toolSchemas ?? {})) {
+    const section = tools[name] ?? {};
+    if (!isMapping(section)) continue;
+    problems.push(...validateSection(schema, section, ['tools', name], substituted));
+    if (tools[name] === undefined && Object.keys(section).length > 0) {
+      (tools as Record<string, Raw>)[name] = section;
+    }
+  }
+
+  const baseDir = file === undefined ? process.cwd() : dirname(file);
+  let vault: string | undefined;
+  if (options.vault !== undefined) vault = resolve(options.vault);
+  else if (typeof data['vault'] === 'string') vault = resolve(baseDir, data['vault']);
+  else problems.push("no vault given: pass --vault DIR or set 'vault' in the config file");
+
+  if (problems.length > 0 || vault === undefined) throw new ConfigError(problems, file);
+  return deepFreeze({
+    ...config,
+    vault,
+    plugins: config.plugins.map((plugin) => resolve(baseDir, plugin)),
+    approval: { ...config.approval, expire_after_ms: expireMs },
+  });
+}
+
+function isMapping(value: unknown): value is Raw {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function checkDuration(key: string, text: unknown, problems: string[]): number {
+  if (typeof text !== 'string') return 0;
+  const ms = parseDuration(text);
+  if (ms !== null && ms > 0) return ms;
+  // A text that does not match the pattern at all is already reported by the schema.
+  if (ms !== null)
+    problems.push(`config key '${key}' must be a duration above zero (got ${quoteValue(text)})`);
+  return 0;
+}
+
+function checkCron(key: string, expression: unknown): string[] {
+  return typeof expression !== 'string' || isValidCron(expression)
+    ? []
+    : [
+        `config key '${key}' is not a valid cron expression (got ${quoteValue(expression)}); five fields, or six with seconds first, e.g. '*/30 * * * * *'`,
+      ];
+}
+
+/** Merge the raw data over the defaults, one level deep for the sections; non-mappings are skipped (the schema reported them). */
+function applyDefaults(data: Raw): Omit<Config, 'vault'> {
+  const d = CONFIG_DEFAULTS;
+  const section = <T extends object>(key: string, defaults: T): T => ({
+    ...defaults,
+    ...(isMapping(data[key]) ? (data[key] as Partial<T>) : {}),
+  });
+  const pick = <K extends keyof typeof d>(key: K): (typeof d)[K] =>
+    (data[key] as (typeof d)[K] | undefined) ?? d[key];
+  return {
+    concurrency: pick('concurrency'),
+    timeout_ms: pick('timeout_ms'),
+    settle_ms: pick('settle_ms'),
+    max_note_bytes: pick('max_note_bytes'),
+    reconcile_cron: pick('reconcile_cron'),
+    cache_ttl_ms: pick('cache_ttl_ms'),
+    retry: section('retry', d.retry),
+    folders: section('folders', d.folders),
+    log: section('log', d.log),
+    http: section('http', d.http),
+    shutdown: section('shutdown', d.shutdown),
+    approval: section('approval', d.approval),
+    policy: section('policy', d.policy),
+    dashboard_interval_ms: pick('dashboard_interval_ms'),
+    plugins: pick('plugins'),
+    tools: { ...((data['tools'] as Raw | undefined) ?? {}) } as Config['tools'],
+  };
+}

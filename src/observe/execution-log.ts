@@ -1,0 +1,206 @@
+import { createReadStream } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { ApprovedBy, ResultError, ResultStatus } from '../protocol/types.ts';
+import { isVanished, toVaultIoError } from '../vault/fs-errors.ts';
+
+/** One executed call, as a line of `Logs/YYYY-MM-DD.jsonl`. */
+export interface ExecutionLogEntry {
+  readonly call_id: string;
+  readonly tool: string;
+  /** Vault-relative path of the note, or null for a call from elsewhere (CLI, HTTP). */
+  readonly note: string | null;
+  /** The call's parameters; null when the block could not be read as a call. */
+  readonly parameters: Record<string, unknown> | null;
+  readonly status: ResultStatus;
+  readonly error: ResultError | null;
+  readonly execution_time_ms: number;
+  /** ISO time the call finished; its UTC date names the file. */
+  readonly timestamp: string;
+  readonly approved_by: ApprovedBy | null;
+  /** The agent's parameters when a human modified them before approving. */
+  readonly original_parameters?: Record<string, unknown>;
+}
+
+/** Options of {@link ExecutionLog}. */
+export interface ExecutionLogOptions {
+  /** Lines are written at most this long after `append`; default 100 ms. */
+  flushDelayMs?: number;
+  /** Told about a write that failed (the lines are dropped); default: ignored. */
+  onError?: (error: unknown) => void;
+}
+
+const FILE_PATTERN = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
+
+/**
+ * The execution log (issue 3, item 9): one JSON line per executed call in `Logs/YYYY-MM-DD.jsonl`
+ * (the UTC date of the entry's timestamp). Appends are buffered and written through one kept-open
+ * handle per day within `flushDelayMs`, and on {@link ExecutionLog.flush} / {@link ExecutionLog.close}.
+ */
+export class ExecutionLog {
+  readonly dir: string;
+  private readonly flushDelayMs: number;
+  private readonly onError: (error: unknown) => void;
+  private buffered = new Map<string, string[]>();
+  private readonly handles = new Map<string, FileHandle>();
+  private timer: NodeJS.Timeout | undefined;
+  private chain: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  /**
+   * @param logsDir absolute path of the `Logs/` folder; created on first write.
+   * @param options `flushDelayMs` (default 100), `onError`.
+   */
+  constructor(logsDir: string, options: ExecutionLogOptions = {}) {
+    this.dir = logsDir;
+    this.flushDelayMs = options.flushDelayMs ?? 100;
+    this.onError = options.onError ?? (() => undefined);
+  }
+
+  /**
+   * Queue one entry; never throws (write failures go to `onError`).
+   * @param entry the executed call.
+   */
+  append(entry: ExecutionLogEntry): void {
+    if (this.closed) {
+      this.onError(new Error(`execution log ${this.dir} is closed`));
+      return;
+    }
+    const day = utcDay(entry.timestamp);
+    let lines = this.buffered.get(day);
+    if (lines === undefined) {
+      lines = [];
+      this.buffered.set(day, lines);
+    }
+    lines.push(`${JSON.stringify(entry)}\n`);
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      void this.flush().catch(this.onError);
+    }, this.flushDelayMs);
+  }
+
+  /** Write every buffered line now. */
+  flush(): Promise<void> {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    const batch = this.buffered;
+    this.buffered = new Map();
+    const result = this.chain.then(() => this.write(batch));
+    this.chain = result.catch(() => undefined);
+    return result;
+  }
+
+  /** Flush and close the day files; later appends are reported to `onError`. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.flush().catch(this.onError);
+    for (const handle of this.handles.values()) await handle.close().catch(this.onError);
+    this.handles.clear();
+  }
+
+  private async write(batch: Map<string, string[]>): Promise<void> {
+    if (batch.size === 0) return;
+    const days = [...batch.keys()].sort();
+    const latest = days[days.length - 1] as string;
+    for (const day of days) {
+      const path = join(this.dir, `${day}.jsonl`);
+      try {
+        let handle = this.handles.get(day);
+        if (handle === undefined) {
+          await mkdir(this.dir, { recursive: true });
+          handle = await open(path, 'a+', 0o644);
+          this.handles.set(day, handle);
+          // A crash may have left a torn last line: start ours on a fresh one.
+          if (!(await endsWithNewline(handle))) (batch.get(day) as string[]).unshift('\n');
+        }
+        await handle.writeFile((batch.get(day) as string[]).join(''), 'utf8');
+      } catch (error) {
+        this.onError(toVaultIoError('append', path, error));
+      }
+    }
+    // Keep only the newest day's file open: older days get a late line rarely.
+    for (const [day, handle] of this.handles) {
+      if (day < latest) {
+        this.handles.delete(day);
+        await handle.close().catch(this.onError);
+      }
+    }
+  }
+}
+
+/** Options of {@link readExecutionLog}. */
+export interface ReadExecutionLogOptions {
+  /** Only entries whose timestamp is at or after this time. */
+  since?: Date;
+}
+
+/**
+ * Read the execution log back, oldest day first, skipping torn or foreign lines.
+ * @param logsDir absolute path of the `Logs/` folder; a missing folder has no entries.
+ * @param options `since`.
+ */
+export async function* readExecutionLog(
+  logsDir: string,
+  options: ReadExecutionLogOptions = {},
+): AsyncIterable<ExecutionLogEntry> {
+  let names: string[];
+  try {
+    names = await readdir(logsDir);
+  } catch (error) {
+    if (isVanished(error)) return;
+    throw toVaultIoError('readdir', logsDir, error);
+  }
+  const since = options.since?.getTime();
+  const firstDay = options.since === undefined ? '' : utcDay(options.since.toISOString());
+  const days = names
+    .map((name) => FILE_PATTERN.exec(name)?.[1])
+    .filter((day): day is string => day !== undefined && day >= firstDay)
+    .sort();
+  for (const day of days) {
+    const stream = createReadStream(join(logsDir, `${day}.jsonl`), { encoding: 'utf8' });
+    const lines = createInterface({ input: stream, crlfDelay: Infinity });
+    try {
+      for await (const line of lines) {
+        const entry = parseEntry(line);
+        if (entry === null) continue;
+        if (since !== undefined && !(Date.parse(entry.timestamp) >= since)) continue;
+        yield entry;
+      }
+    } catch (error) {
+      if (!isVanished(error)) throw toVaultIoError('read', join(logsDir, `${day}.jsonl`), error);
+    } finally {
+      lines.close();
+      stream.destroy();
+    }
+  }
+}
+
+async function endsWithNewline(handle: FileHandle): Promise<boolean> {
+  const { size } = await handle.stat();
+  if (size === 0) return true;
+  const last = Buffer.alloc(1);
+  await handle.read(last, 0, 1, size - 1);
+  return last[0] === 0x0a;
+}
+
+function utcDay(timestamp: string): string {
+  const time = Date.parse(timestamp);
+  return (Number.isNaN(time) ? new Date() : new Date(time)).toISOString().slice(0, 10);
+}
+
+function parseEntry(line: string): ExecutionLogEntry | null {
+  if (line.trim() === '') return null;
+  try {
+    const value = JSON.parse(line) as Partial<ExecutionLogEntry> | null;
+    if (value === null || typeof value !== 'object') return null;
+    if (typeof value.call_id !== 'string' || typeof value.tool !== 'string') return null;
+    if (typeof value.timestamp !== 'string' || typeof value.status !== 'string') return null;
+    return value as ExecutionLogEntry;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,52 @@
+import { randomBytes } from 'node:crypto';
+import { open, rename, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { fsyncDirectory } from './fsync-dir.ts';
+import { isVanished, toVaultIoError } from './fs-errors.ts';
+
+/** Options of {@link writeFileAtomic}. */
+export interface WriteFileAtomicOptions {
+  /** fsync the folder after the rename so the new name survives a power loss; default true. */
+  fsyncDir?: boolean;
+}
+
+/**
+ * Replace a file's content atomically: readers see the old or the new text, never a mix. Writes a
+ * temp file `.<name>.vaultd-<random>.tmp` in the same folder (a dot file, so watchers ignore it),
+ * fsyncs it, renames it over `path` and fsyncs the folder. An existing file keeps its permission
+ * bits. The temp file is removed when anything fails.
+ * @param path absolute path of the file to write.
+ * @param data the full new content, written as UTF-8.
+ * @param options `fsyncDir` (default true).
+ * @throws VaultIoError on any failure; `path` is then unchanged.
+ */
+export async function writeFileAtomic(
+  path: string,
+  data: string,
+  options: WriteFileAtomicOptions = {},
+): Promise<void> {
+  const dir = dirname(path);
+  const temp = join(dir, `.${basename(path)}.vaultd-${randomBytes(6).toString('hex')}.tmp`);
+  let mode: number | undefined;
+  try {
+    mode = (await stat(path)).mode & 0o7777;
+  } catch (error) {
+    if (!isVanished(error)) throw toVaultIoError('stat', path, error);
+  }
+  let handle;
+  try {
+    handle = await open(temp, 'wx', mode ?? 0o666);
+    // The mode given to open() is filtered by the umask; the note's own bits must survive.
+    if (mode !== undefined) await handle.chmod(mode);
+    await handle.writeFile(data, 'utf8');
+    await handle.sync();
+    await handle.close();
+    handle = undefined;
+    await rename(temp, path);
+  } catch (error) {
+    await handle?.close().catch(() => undefined);
+    await unlink(temp).catch(() => undefined);
+    throw toVaultIoError('write', path, error);
+  }
+  if (options.fsyncDir ?? true) await fsyncDirectory(dir);
+}

@@ -1,0 +1,183 @@
+import { constants } from 'node:fs';
+import { copyFile, link, lstat, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, extname, join } from 'node:path';
+import { fsyncDirectory } from './fsync-dir.ts';
+import { errnoCode, isVanished, toVaultIoError } from './fs-errors.ts';
+import type { VaultLayout } from './layout.ts';
+
+/** Options of {@link moveNoOverwrite}. */
+export interface MoveOptions {
+  /**
+   * fsync both folders after the move so it survives a power loss (a process crash never loses
+   * a rename). Default false: see {@link moveNoOverwrite} for when to ask for it.
+   */
+  fsync?: boolean;
+}
+
+// link() fails with these where the file system has no hard links (FAT, exFAT, some FUSE and
+// network mounts, Android storage) or the folders are on different devices.
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'ENOSYS', 'EMLINK']);
+
+/**
+ * The name to try after `name` is taken: `task.md`, `task-1.md`, `task-2.md`…
+ * @param name the wanted file name.
+ * @param attempt 0 for the name itself, n for the n-th suffix.
+ */
+export function suffixedName(name: string, attempt: number): string {
+  if (attempt === 0) return name;
+  const ext = extname(name);
+  const stem = ext === '' || ext === name ? name : name.slice(0, -ext.length);
+  return `${stem}-${attempt}${ext === name ? '' : ext}`;
+}
+
+/**
+ * Move a file into `destDir` without ever overwriting a file there: a taken name gets the
+ * next free numbered suffix (`task.md` → `task-1.md` → `task-2.md`). Uses `link` then `unlink`, so
+ * taking the name is atomic against any concurrent creator, and of two movers of the same file
+ * exactly one wins. Where hard links are unsupported it falls back to checking the name, then
+ * `rename`: a file created under that name in between would be replaced (a small race that
+ * such file systems leave no way to close), and a file moved across devices is copied, then
+ * removed.
+ *
+ * Moves are not fsynced by default: a crash of the process never loses a rename, only a power
+ * cut can, and a lost move leaves the note in its previous folder, whole. The one move whose loss
+ * matters is a claim followed by a side effect: the ledger records intents under the note's
+ * `In_Progress/` path, so fsync that folder (`fsync: true` here, or {@link fsyncDirectory}) once
+ * before the note's first intent; every other move can skip it.
+ * @param src absolute path of the file.
+ * @param destDir absolute path of the target folder, which must exist.
+ * @param name the wanted name; defaults to the file's own name.
+ * @param options `fsync` (default false).
+ * @returns the new absolute path, or null when `src` vanished (someone else moved or deleted it).
+ * @throws VaultIoError for any other failure; the file is then where it was.
+ */
+export async function moveNoOverwrite(
+  src: string,
+  destDir: string,
+  name: string = basename(src),
+  options: MoveOptions = {},
+): Promise<string | null> {
+  for (let attempt = 0; ; attempt += 1) {
+    const dest = join(destDir, suffixedName(name, attempt));
+    let outcome: 'moved' | 'taken' | 'vanished' | 'no-links';
+    try {
+      outcome = await linkThenUnlink(src, dest);
+    } catch (error) {
+      throw toVaultIoError('move', src, error);
+    }
+    if (outcome === 'no-links') return moveByRename(src, destDir, name, attempt, options);
+    if (outcome === 'vanished') return null;
+    if (outcome === 'moved') {
+      if (options.fsync === true) await syncBoth(src, dest);
+      return dest;
+    }
+  }
+}
+
+async function linkThenUnlink(
+  src: string,
+  dest: string,
+): Promise<'moved' | 'taken' | 'vanished' | 'no-links'> {
+  try {
+    await link(src, dest);
+  } catch (error) {
+    const code = errnoCode(error);
+    if (code === 'EEXIST') return 'taken';
+    if (code !== undefined && NO_HARD_LINKS.has(code)) return 'no-links';
+    if (isVanished(error)) {
+      // ENOENT also comes from a missing target folder: tell the two apart.
+      if (await exists(src)) throw error;
+      return 'vanished';
+    }
+    throw error;
+  }
+  try {
+    await unlink(src);
+  } catch (error) {
+    // Someone else moved src away between our link and our unlink: they own it, drop our copy.
+    await unlink(dest).catch(() => undefined);
+    if (isVanished(error)) return 'vanished';
+    throw error;
+  }
+  return 'moved';
+}
+
+async function moveByRename(
+  src: string,
+  destDir: string,
+  name: string,
+  firstAttempt: number,
+  options: MoveOptions,
+): Promise<string | null> {
+  for (let attempt = firstAttempt; ; attempt += 1) {
+    const dest = join(destDir, suffixedName(name, attempt));
+    if (await exists(dest)) continue;
+    try {
+      await rename(src, dest);
+    } catch (error) {
+      if (errnoCode(error) === 'EXDEV')
+        return moveByCopy(src, dest, destDir, name, attempt, options);
+      if (isVanished(error) && !(await exists(src))) return null;
+      throw toVaultIoError('rename', src, error);
+    }
+    if (options.fsync === true) await syncBoth(src, dest);
+    return dest;
+  }
+}
+
+async function moveByCopy(
+  src: string,
+  dest: string,
+  destDir: string,
+  name: string,
+  attempt: number,
+  options: MoveOptions,
+): Promise<string | null> {
+  try {
+    await copyFile(src, dest, constants.COPYFILE_EXCL);
+  } catch (error) {
+    if (errnoCode(error) === 'EEXIST')
+      return moveByRename(src, destDir, name, attempt + 1, options);
+    if (isVanished(error) && !(await exists(src))) return null;
+    throw toVaultIoError('copy', src, error);
+  }
+  try {
+    await unlink(src);
+  } catch (error) {
+    await unlink(dest).catch(() => undefined);
+    if (isVanished(error)) return null;
+    throw toVaultIoError('unlink', src, error);
+  }
+  if (options.fsync === true) await syncBoth(src, dest);
+  return dest;
+}
+
+async function syncBoth(src: string, dest: string): Promise<void> {
+  await fsyncDirectory(dirname(dest));
+  if (dirname(src) !== dirname(dest)) await fsyncDirectory(dirname(src));
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return true;
+  } catch (error) {
+    if (isVanished(error)) return false;
+    throw error;
+  }
+}
+
+/**
+ * Claim a note for processing: move it into `In_Progress/` under its own name or a free suffix.
+ * @param src absolute path of the note (in the inbox or a decision folder).
+ * @param layout the vault's folders.
+ * @param options `fsync` (default false).
+ * @returns the note's new absolute path, or null when another process took it first.
+ */
+export function claimNote(
+  src: string,
+  layout: VaultLayout,
+  options: MoveOptions = {},
+): Promise<string | null> {
+  return moveNoOverwrite(src, layout.inProgress, basename(src), options);
+}

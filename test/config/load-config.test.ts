@@ -1,0 +1,475 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { parse } from 'yaml';
+import { ConfigError, loadConfig, sampleConfigText, type Config } from '../../src/config/index.ts';
+
+let dir: string;
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'vaultd-config-'));
+});
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+let counter = 0;
+async function configFile(text: string): Promise<string> {
+  counter += 1;
+  const file = join(dir, `config-${counter}.yaml`);
+  await writeFile(file, text);
+  return file;
+}
+
+async function load(
+  text: string,
+  env: NodeJS.ProcessEnv = {},
+  extra: Record<string, unknown> = {},
+): Promise<Config> {
+  return loadConfig({ file: await configFile(`vault: v\n${text}`), env, ...extra });
+}
+
+async function problemsOf(
+  text: string,
+  env: NodeJS.ProcessEnv = {},
+  extra: Record<string, unknown> = {},
+): Promise<readonly string[]> {
+  try {
+    await load(text, env, extra);
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, `expected ConfigError, got ${String(error)}`);
+    assert.equal(error.code, 'CONFIG_INVALID');
+    for (const problem of error.problems) assert.ok(error.message.includes(problem));
+    return error.problems;
+  }
+  assert.fail('expected a ConfigError');
+}
+
+describe('loadConfig defaults', () => {
+  it('fills every default when the file only names the vault', async () => {
+    const config = await load('');
+    assert.deepEqual(
+      { ...config, vault: undefined },
+      {
+        vault: undefined,
+        concurrency: 10,
+        timeout_ms: 30000,
+        settle_ms: 1500,
+        max_note_bytes: 5 * 1024 * 1024,
+        reconcile_cron: '*/30 * * * * *',
+        cache_ttl_ms: 60000,
+        retry: { attempts: 3, base_delay_ms: 200 },
+        folders: {
+          inbox: 'Needs_Action',
+          in_progress: 'In_Progress',
+          pending: 'Pending_Approval',
+          approved: 'Approved',
+          rejected: 'Rejected',
+          done: 'Done',
+          failed: 'Failed',
+          logs: 'Logs',
+          outbox: 'Outbox',
+        },
+        log: { level: 'info' },
+        http: { host: '127.0.0.1', port: null },
+        shutdown: { grace_ms: 10000 },
+        approval: { expire_after: '7d', expire_after_ms: 604800000, check_cron: '0 * * * * *' },
+        policy: { allow: [], ask: [], deny: [] },
+        dashboard_interval_ms: 5000,
+        plugins: [],
+        tools: {},
+      },
+    );
+  });
+
+  it('keeps the defaults of a section where only some keys are given', async () => {
+    const config = await load(
+      'retry: {attempts: 5}\nfolders: {done: Archive}\napproval: {expire_after: 12h}',
+    );
+    assert.deepEqual(config.retry, { attempts: 5, base_delay_ms: 200 });
+    assert.equal(config.folders.done, 'Archive');
+    assert.equal(config.folders.inbox, 'Needs_Action');
+    assert.equal(config.approval.expire_after_ms, 12 * 3600 * 1000);
+    assert.equal(config.approval.check_cron, '0 * * * * *');
+  });
+
+  it('parses every duration unit', async () => {
+    const cases: [string, number][] = [
+      ['1500ms', 1500],
+      ['45s', 45000],
+      ['30m', 1800000],
+      ['2d', 172800000],
+      ['1w', 604800000],
+    ];
+    for (const [text, ms] of cases) {
+      const config = await load(`approval: {expire_after: '${text}'}`);
+      assert.equal(config.approval.expire_after_ms, ms, text);
+    }
+  });
+
+  it('uses defaults without a file when the vault comes from the option', () => {
+    const config = loadConfig({ vault: 'some/vault', env: {} });
+    assert.equal(config.vault, resolve('some/vault'));
+    assert.equal(config.concurrency, 10);
+  });
+
+  it('requires a vault', () => {
+    assert.throws(
+      () => loadConfig({ env: {} }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(error.message, /no vault given/);
+        return true;
+      },
+    );
+  });
+
+  it('returns a deep-frozen config', async () => {
+    const config = await load(
+      'tools: {search_web: {provider: searxng, extra: {deep: [1]}}}\npolicy: {deny: [shell_exec]}',
+    );
+    assert.ok(Object.isFrozen(config));
+    assert.ok(Object.isFrozen(config.folders));
+    assert.ok(Object.isFrozen(config.policy.deny));
+    assert.ok(Object.isFrozen(config.tools['search_web']));
+    assert.ok(
+      Object.isFrozen((config.tools['search_web'] as { extra: { deep: number[] } }).extra.deep),
+    );
+    assert.throws(() => {
+      (config as { concurrency: number }).concurrency = 3;
+    }, TypeError);
+  });
+});
+
+describe('loadConfig vault resolution', () => {
+  it('resolves a relative vault against the config file folder', async () => {
+    const file = await configFile('vault: ../my-vault\n');
+    assert.equal(loadConfig({ file, env: {} }).vault, resolve(dir, '..', 'my-vault'));
+  });
+
+  it('keeps an absolute vault as it is', async () => {
+    const file = await configFile('vault: /srv/vault\n');
+    assert.equal(loadConfig({ file, env: {} }).vault, '/srv/vault');
+  });
+
+  it('resolves plugin paths against the config file folder', async () => {
+    const file = await configFile('vault: v\nplugins: [./tools/mine.ts, /opt/other.js]\n');
+    assert.deepEqual(loadConfig({ file, env: {} }).plugins, [
+      join(dir, 'tools', 'mine.ts'),
+      '/opt/other.js',
+    ]);
+  });
+
+  it('lets the vault option win, relative to the working directory', async () => {
+    const file = await configFile('vault: ../my-vault\n');
+    assert.equal(
+      loadConfig({ file, vault: 'cli-vault', env: {} }).vault,
+      resolve(process.cwd(), 'cli-vault'),
+    );
+  });
+});
+
+describe('loadConfig environment substitution', () => {
+  it('substitutes a set variable inside a longer string', async () => {
+    const config = await load('tools: {x: {url: "http://${HOST}:8080/"}}', {
+      HOST: 'search.local',
+    });
+    assert.equal(config.tools['x']?.['url'], 'http://search.local:8080/');
+  });
+
+  it('uses the default when the variable is unset or empty, the value when set', async () => {
+    const text = 'tools: {x: {a: "${A:-fallback}", b: "${B:-fallback}", c: "${C:-fallback}"}}';
+    const config = await load(text, { B: '', C: 'set' });
+    assert.deepEqual(config.tools['x'], { a: 'fallback', b: 'fallback', c: 'set' });
+  });
+
+  it('reports a missing variable without a default, naming the key and the variable', async () => {
+    const problems = await problemsOf(
+      'tools:\n  send_notification:\n    email: {pass: "${SMTP_PASS}"}',
+    );
+    assert.equal(problems.length, 1);
+    assert.match(problems[0] as string, /tools\.send_notification\.email\.pass/);
+    assert.match(problems[0] as string, /SMTP_PASS/);
+  });
+
+  it('treats $${ as a literal ${', async () => {
+    const config = await load('tools: {x: {template: "cost: $${PRICE} and ${P}"}}', {
+      PRICE: 'no',
+      P: 'yes',
+    });
+    assert.equal(config.tools['x']?.['template'], 'cost: ${PRICE} and yes');
+  });
+
+  it('reports an unterminated reference', async () => {
+    const problems = await problemsOf('tools: {x: {a: "${OOPS"}}');
+    assert.match(problems[0] as string, /tools\.x\.a.*unterminated/);
+  });
+
+  it('reads a value that is one whole reference as the number the schema wants', async () => {
+    const config = await load('concurrency: "${CONC}"\nhttp: {port: "${PORT}"}', {
+      CONC: '4',
+      PORT: '9090',
+    });
+    assert.equal(config.concurrency, 4);
+    assert.equal(config.http.port, 9090);
+  });
+
+  it('does not turn a literal quoted number into a number', async () => {
+    const problems = await problemsOf('concurrency: "4"');
+    assert.deepEqual(problems, ["config key 'concurrency' must be an integer (got '4')"]);
+  });
+
+  it('reports a variable that does not hold a number once, at its key', async () => {
+    const problems = await problemsOf('http: {port: "${PORT}"}', { PORT: 'eighty' });
+    assert.deepEqual(problems, [
+      "config key 'http.port' must be an integer or null (got 'eighty')",
+    ]);
+  });
+});
+
+describe('loadConfig invalid values', () => {
+  const cases: [string, string, RegExp][] = [
+    [
+      'string expected',
+      'folders: {done: 42}',
+      /^config key 'folders\.done' must be a string \(got 42\)$/,
+    ],
+    [
+      'integer expected',
+      'concurrency: 2.5',
+      /^config key 'concurrency' must be an integer \(got 2\.5\)$/,
+    ],
+    ['below minimum', 'concurrency: 0', /^config key 'concurrency' must be at least 1 \(got 0\)$/],
+    ['negative', 'settle_ms: -5', /^config key 'settle_ms' must be at least 0 \(got -5\)$/],
+    [
+      'above maximum',
+      'http: {port: 70000}',
+      /^config key 'http\.port' must be at most 65535 \(got 70000\)$/,
+    ],
+    [
+      'enum',
+      'log: {level: loud}',
+      /^config key 'log\.level' must be one of .*'info'.* \(got 'loud'\)$/,
+    ],
+    [
+      'mapping expected',
+      'retry: 3',
+      /^config key 'retry' must be a mapping of keys to values \(got 3\)$/,
+    ],
+    [
+      'list expected',
+      'policy: {deny: shell_exec}',
+      /^config key 'policy\.deny' must be a list \(got 'shell_exec'\)$/,
+    ],
+    [
+      'list item',
+      'policy: {allow: [search_web, 7]}',
+      /^config key 'policy\.allow\[1\]' must be a string \(got 7\)$/,
+    ],
+    ['empty string', 'http: {host: ""}', /^config key 'http\.host' must not be empty$/],
+    [
+      'duration',
+      'approval: {expire_after: 7 days}',
+      /^config key 'approval\.expire_after' must be a duration .* \(got '7 days'\)$/,
+    ],
+    [
+      'zero duration',
+      'approval: {expire_after: 0d}',
+      /^config key 'approval\.expire_after' must be a duration above zero \(got '0d'\)$/,
+    ],
+    [
+      'cron',
+      "reconcile_cron: 'every minute'",
+      /^config key 'reconcile_cron' is not a valid cron expression \(got 'every minute'\)/,
+    ],
+    [
+      'cron seconds out of range',
+      "approval: {check_cron: '61 * * * * *'}",
+      /^config key 'approval\.check_cron' is not a valid cron expression/,
+    ],
+    ['tool name', 'tools: {Search: {}}', /^config key 'tools\.Search' is not an allowed name/],
+    [
+      'tool section',
+      'tools: {search_web: true}',
+      /^config key 'tools\.search_web' must be a mapping of keys to values \(got true\)$/,
+    ],
+  ];
+  for (const [name, text, expected] of cases) {
+    it(`reports ${name} naming the key`, async () => {
+      const problems = await problemsOf(text);
+      assert.equal(problems.length, 1, problems.join('\n'));
+      assert.match(problems[0] as string, expected);
+    });
+  }
+
+  it('reports an unknown key with the closest known one', async () => {
+    const problems = await problemsOf('concurency: 5');
+    assert.deepEqual(problems, ["unknown config key 'concurency' (did you mean 'concurrency'?)"]);
+  });
+
+  it('suggests a key of the same name one level down', async () => {
+    const problems = await problemsOf('inbox: Inbox');
+    assert.deepEqual(problems, ["unknown config key 'inbox' (did you mean 'folders.inbox'?)"]);
+  });
+
+  it('reports an unknown nested key and lists the allowed ones when nothing is close', async () => {
+    const problems = await problemsOf('retry: {zzzzzz: 1}');
+    assert.match(
+      problems[0] as string,
+      /^unknown config key 'retry\.zzzzzz'; allowed here: attempts, base_delay_ms$/,
+    );
+  });
+
+  it('lists every problem at once, one per line', async () => {
+    const problems = await problemsOf(
+      'concurrency: x\nfolders: {done: 1, failed: /abs}\nlog: {level: x}\nretryy: {}',
+    );
+    assert.equal(problems.length, 5, problems.join('\n'));
+    try {
+      await load('concurrency: x\nfolders: {done: 1}');
+    } catch (error) {
+      assert.ok(error instanceof ConfigError);
+      assert.equal(error.message.split('\n').length, 3);
+      assert.match(error.message, /^invalid config in .*config-\d+\.yaml:$/m);
+    }
+  });
+
+  it('reports YAML syntax errors with line and column', async () => {
+    const file = await configFile('vault: v\nconcurrency: [1, 2\n');
+    assert.throws(
+      () => loadConfig({ file, env: {} }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(error.problems[0] as string, /^line \d+, column \d+: /);
+        return true;
+      },
+    );
+  });
+
+  it('reports duplicate keys', async () => {
+    const problems = await problemsOf('concurrency: 1\nconcurrency: 2');
+    assert.match(problems[0] as string, /line 3/);
+  });
+
+  it('reports a file that is not a mapping and a file that does not exist', async () => {
+    const list = await configFile('- a\n- b\n');
+    assert.throws(() => loadConfig({ file: list, env: {} }), /must be a mapping/);
+    assert.throws(() => loadConfig({ file: join(dir, 'nope.yaml'), env: {} }), /does not exist/);
+  });
+
+  it('never evaluates custom tags', async () => {
+    const file = await configFile(
+      'vault: v\ntools: {x: {a: !!js/function "function () { return 1 }"}}\n',
+    );
+    const config = loadConfig({ file, env: {} });
+    assert.equal(typeof config.tools['x']?.['a'], 'string');
+  });
+});
+
+describe('loadConfig folder names', () => {
+  const cases: [string, string, RegExp][] = [
+    [
+      'parent reference',
+      'folders: {done: ../Done}',
+      /'folders\.done' must not contain '\.\.' \(got '\.\.\/Done'\)/,
+    ],
+    [
+      'absolute path',
+      'folders: {failed: /tmp/Failed}',
+      /'folders\.failed' must be relative to the vault/,
+    ],
+    ['dot folder', 'folders: {logs: .logs}', /'folders\.logs' must not start with a dot/],
+    ['dot segment', 'folders: {logs: a/./b}', /'folders\.logs' must be a plain folder name/],
+    ['backslash', 'folders: {logs: "a\\\\b"}', /'folders\.logs' must use '\/'/],
+    [
+      'same folder',
+      'folders: {done: Archive, failed: archive}',
+      /'folders\.done' and 'folders\.failed' name the same folder 'Archive'/,
+    ],
+    [
+      'nested folder',
+      'folders: {done: Needs_Action/Done}',
+      /'folders\.done' names a folder inside 'folders\.inbox'/,
+    ],
+  ];
+  for (const [name, text, expected] of cases) {
+    it(`rejects a ${name}`, async () => {
+      const problems = await problemsOf(text);
+      assert.equal(problems.length, 1, problems.join('\n'));
+      assert.match(problems[0] as string, expected);
+    });
+  }
+
+  it('accepts nested relative names that do not overlap', async () => {
+    const config = await load('folders: {done: Archive/Done, failed: Archive/Failed}');
+    assert.equal(config.folders.done, 'Archive/Done');
+  });
+});
+
+describe('loadConfig tool sections', () => {
+  const toolSchemas = {
+    search_web: {
+      type: 'object',
+      properties: {
+        provider: { enum: ['default', 'searxng'], default: 'default' },
+        url: { type: 'string', format: 'uri' },
+        port: { type: 'integer' },
+      },
+      additionalProperties: false,
+    },
+  };
+
+  it('validates a tool section against its schema, naming the key', async () => {
+    const problems = await problemsOf(
+      'tools: {search_web: {provider: bing, url: "not a url", extra: 1}}',
+      {},
+      { toolSchemas },
+    );
+    assert.equal(problems.length, 3, problems.join('\n'));
+    assert.ok(
+      problems.some((p) =>
+        /^config key 'tools\.search_web\.provider' must be one of 'default', 'searxng' \(got 'bing'\)$/.test(
+          p,
+        ),
+      ),
+    );
+    assert.ok(
+      problems.some((p) => /^config key 'tools\.search_web\.url' must match format "uri"/.test(p)),
+    );
+    assert.ok(problems.some((p) => /^unknown config key 'tools\.search_web\.extra'/.test(p)));
+  });
+
+  it('applies the tool schema defaults, also to an absent section, and reads a whole reference as a number', async () => {
+    const config = await load(
+      'tools: {search_web: {port: "${P}"}}',
+      { P: '8888' },
+      { toolSchemas },
+    );
+    assert.deepEqual(config.tools['search_web'], { port: 8888, provider: 'default' });
+    const bare = await load('', {}, { toolSchemas });
+    assert.deepEqual(bare.tools['search_web'], { provider: 'default' });
+  });
+
+  it('leaves sections of tools without a schema unchecked', async () => {
+    const config = await load('tools: {my_tool: {anything: [1, 2]}}', {}, { toolSchemas });
+    assert.deepEqual(config.tools['my_tool'], { anything: [1, 2] });
+  });
+});
+
+describe('shipped config', () => {
+  it('config/vaultd.yaml loads and points at the example vault', () => {
+    const file = resolve(import.meta.dirname, '../../config/vaultd.yaml');
+    const config = loadConfig({ file, env: {} });
+    assert.equal(config.vault, resolve(import.meta.dirname, '../../vault-example'));
+    assert.equal(config.tools['send_notification']?.['default_method'], 'outbox');
+  });
+
+  it('sampleConfigText is the same commented text with the vault line replaced', async () => {
+    const text = sampleConfigText('.');
+    assert.match(text, /^# vaultd configuration/);
+    assert.equal((parse(text) as { vault: string }).vault, '.');
+    const file = await configFile(text);
+    assert.equal(loadConfig({ file, env: {} }).vault, dir);
+  });
+});

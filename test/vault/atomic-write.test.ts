@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { VaultIoError, writeFileAtomic } from '../../src/vault/index.ts';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'vaultd-atomic-'));
+});
+afterEach(async () => {
+  await chmod(dir, 0o755).catch(() => undefined);
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('writeFileAtomic', () => {
+  it('creates a new file with the content and leaves no temp file', async () => {
+    const path = join(dir, 'note.md');
+    await writeFileAtomic(path, '# Hello\nwörld ✓\n');
+    assert.equal(await readFile(path, 'utf8'), '# Hello\nwörld ✓\n');
+    assert.deepEqual(await readdir(dir), ['note.md']);
+  });
+
+  it('replaces an existing file and keeps its permission bits', async () => {
+    const path = join(dir, 'note.md');
+    await writeFile(path, 'old content that is longer than the new one');
+    await chmod(path, 0o600);
+    await writeFileAtomic(path, 'new', { fsyncDir: false });
+    assert.equal(await readFile(path, 'utf8'), 'new');
+    assert.equal((await stat(path)).mode & 0o777, 0o600);
+    assert.deepEqual(await readdir(dir), ['note.md']);
+  });
+
+  it('never shows a reader a partial file while writers race', async () => {
+    const path = join(dir, 'note.md');
+    const versions = Array.from({ length: 20 }, (_, i) => `version ${i} `.repeat(5000));
+    await writeFileAtomic(path, versions[0] as string);
+    let reading = true;
+    const seen = new Set<string>();
+    const reader = (async () => {
+      while (reading) seen.add(await readFile(path, 'utf8'));
+    })();
+    await Promise.all(versions.map((v) => writeFileAtomic(path, v)));
+    reading = false;
+    await reader;
+    for (const text of seen)
+      assert.ok(versions.includes(text), 'a reader saw a mixed or partial file');
+    assert.deepEqual(await readdir(dir), ['note.md']);
+  });
+
+  it('fails with a VaultIoError, removes its temp file and keeps the old content', async () => {
+    const path = join(dir, 'note.md');
+    await writeFile(path, 'original');
+    // A directory where the file should be makes the final rename fail after the temp file is written.
+    const blocked = join(dir, 'blocked.md');
+    await mkdir(join(blocked, 'child'), { recursive: true });
+    await assert.rejects(writeFileAtomic(blocked, 'data'), (error: unknown) => {
+      assert.ok(error instanceof VaultIoError);
+      assert.equal(error.path, blocked);
+      assert.ok(['EISDIR', 'ENOTEMPTY', 'EEXIST'].includes(error.code), error.code);
+      return true;
+    });
+    assert.deepEqual((await readdir(dir)).sort(), ['blocked.md', 'note.md']);
+    assert.equal(await readFile(path, 'utf8'), 'original');
+  });
+
+  it('fails with a VaultIoError when the folder does not exist', async () => {
+    await assert.rejects(
+      writeFileAtomic(join(dir, 'missing', 'note.md'), 'x'),
+      (error: unknown) => {
+        assert.ok(error instanceof VaultIoError);
+        assert.equal(error.code, 'ENOENT');
+        return true;
+      },
+    );
+  });
+});

@@ -1,0 +1,135 @@
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import {
+  claimNote,
+  ensureLayout,
+  moveNoOverwrite,
+  resolveLayout,
+  suffixedName,
+  VaultIoError,
+} from '../../src/vault/index.ts';
+import { CONFIG_DEFAULTS } from '../../src/config/index.ts';
+
+let root: string;
+let src: string;
+let dest: string;
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), 'vaultd-move-'));
+  src = join(root, 'src');
+  dest = join(root, 'dest');
+  await mkdir(src);
+  await mkdir(dest);
+});
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('suffixedName', () => {
+  it('puts the number before the extension', () => {
+    assert.equal(suffixedName('task.md', 0), 'task.md');
+    assert.equal(suffixedName('task.md', 1), 'task-1.md');
+    assert.equal(suffixedName('my.task.md', 2), 'my.task-2.md');
+    assert.equal(suffixedName('README', 3), 'README-3');
+    assert.equal(suffixedName('.hidden', 1), '.hidden-1');
+  });
+});
+
+describe('moveNoOverwrite', () => {
+  it('moves a file under its own name', async () => {
+    await writeFile(join(src, 'task.md'), 'body');
+    const moved = await moveNoOverwrite(join(src, 'task.md'), dest);
+    assert.equal(moved, join(dest, 'task.md'));
+    assert.equal(await readFile(join(dest, 'task.md'), 'utf8'), 'body');
+    assert.deepEqual(await readdir(src), []);
+  });
+
+  it('numbers the name when it is taken: task.md, task-1.md, task-2.md', async () => {
+    for (const [i, expected] of ['task.md', 'task-1.md', 'task-2.md'].entries()) {
+      await writeFile(join(src, 'task.md'), `version ${i}`);
+      assert.equal(await moveNoOverwrite(join(src, 'task.md'), dest), join(dest, expected));
+    }
+    assert.deepEqual((await readdir(dest)).sort(), ['task-1.md', 'task-2.md', 'task.md']);
+    assert.equal(await readFile(join(dest, 'task.md'), 'utf8'), 'version 0');
+    assert.equal(await readFile(join(dest, 'task-1.md'), 'utf8'), 'version 1');
+    assert.equal(await readFile(join(dest, 'task-2.md'), 'utf8'), 'version 2');
+  });
+
+  it('uses the given name', async () => {
+    await writeFile(join(src, 'a.md'), 'a');
+    assert.equal(
+      await moveNoOverwrite(join(src, 'a.md'), dest, 'b.md', { fsync: true }),
+      join(dest, 'b.md'),
+    );
+  });
+
+  it('returns null when the source vanished', async () => {
+    assert.equal(await moveNoOverwrite(join(src, 'gone.md'), dest), null);
+    assert.deepEqual(await readdir(dest), []);
+  });
+
+  it('throws a VaultIoError when the target folder is missing, and keeps the file', async () => {
+    await writeFile(join(src, 'task.md'), 'body');
+    await assert.rejects(
+      moveNoOverwrite(join(src, 'task.md'), join(root, 'nope')),
+      (error: unknown) => {
+        assert.ok(error instanceof VaultIoError);
+        assert.equal(error.code, 'ENOENT');
+        return true;
+      },
+    );
+    assert.equal(await readFile(join(src, 'task.md'), 'utf8'), 'body');
+  });
+
+  it('never overwrites: 50 concurrent movers of 50 files with one name give 50 files', async () => {
+    const sources: string[] = [];
+    for (let i = 0; i < 50; i += 1) {
+      const dir = join(src, `d${i}`);
+      await mkdir(dir);
+      await writeFile(join(dir, 'task.md'), `content ${i}`);
+      sources.push(join(dir, 'task.md'));
+    }
+    const moved = await Promise.all(sources.map((path) => moveNoOverwrite(path, dest)));
+    assert.equal(new Set(moved).size, 50);
+    assert.ok(moved.every((path) => path !== null));
+    const names = await readdir(dest);
+    assert.equal(names.length, 50);
+    const contents = await Promise.all(names.map((name) => readFile(join(dest, name), 'utf8')));
+    assert.deepEqual(contents.sort(), Array.from({ length: 50 }, (_, i) => `content ${i}`).sort());
+  });
+
+  it('of two concurrent movers of the same file, exactly one wins', async () => {
+    const other = join(root, 'other');
+    await mkdir(other);
+    for (let round = 0; round < 20; round += 1) {
+      await writeFile(join(src, 'task.md'), `round ${round}`);
+      const results = await Promise.all([
+        moveNoOverwrite(join(src, 'task.md'), dest, `r${round}.md`),
+        moveNoOverwrite(join(src, 'task.md'), other, `r${round}.md`),
+      ]);
+      assert.equal(
+        results.filter((r) => r !== null).length,
+        1,
+        `round ${round}: ${results.join(', ')}`,
+      );
+    }
+    const all = [...(await readdir(dest)), ...(await readdir(other))];
+    assert.equal(all.length, 20);
+    assert.deepEqual(await readdir(src), []);
+  });
+});
+
+describe('claimNote', () => {
+  it('moves a note from the inbox into In_Progress', async () => {
+    const layout = resolveLayout({ vault: root, folders: CONFIG_DEFAULTS.folders });
+    await ensureLayout(layout);
+    await writeFile(join(layout.inbox, 'task.md'), 'x');
+    assert.equal(
+      await claimNote(join(layout.inbox, 'task.md'), layout),
+      join(layout.inProgress, 'task.md'),
+    );
+    assert.equal(await claimNote(join(layout.inbox, 'task.md'), layout), null);
+  });
+});
