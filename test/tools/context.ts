@@ -1,0 +1,33 @@
+import type { ToolContext, ToolProgress } from '../../src/protocol/types.ts';
+import { silentLogger } from '../../src/observe/logger.ts';
+
+/** A tool context for calling handlers directly, plus the controller behind its signal. */
+export interface TestContext {
+  readonly ctx: ToolContext;
+  readonly controller: AbortController;
+  /** Progress updates the handler reported. */
+  readonly progress: ToolProgress[];
+}
+
+/**
+ * Build a context as the executor would: a real AbortController signal, a silent pino logger,
+ * the tool's config section frozen.
+ * @param config the `tools.<name>` section; defaults to `{}`.
+ * @param vault absolute vault path, when the tool needs one.
+ */
+export function makeContext(config: Record<string, unknown> = {}, vault?: string): TestContext {
+  const controller = new AbortController();
+  const progress: ToolProgress[] = [];
+  const ctx: ToolContext = {
+    signal: controller.signal,
+    logger: silentLogger(),
+    vault,
+    note: 'Needs_Action/test.md',
+    callId: 'call_test',
+    config: Object.freeze({ ...config }),
+    progress: (update) => {
+      progress.push(update);
+    },
+  };
+  return { ctx, controller, progress };
+}
