@@ -52,3 +52,4 @@ export {
   type WaitResolution,
 } from './resolve.ts';
 export { EXPIRED_REASON, isExpired, parseDuration } from './expiry.ts';
+export { tickDecision, type TickOutcome } from './tick.ts';

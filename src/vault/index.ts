@@ -31,3 +31,6 @@ export {
 } from './lock.ts';
 export { claimNote, moveNoOverwrite, suffixedName, type MoveOptions } from './move.ts';
 // The lead adds the watcher, scan and queue exports below.
+export { isNoteFile } from './note-files.ts';
+export { listNotes } from './scan.ts';
+export { startWatcher, type FolderKind, type WatchedFolder, type Watcher, type WatcherOptions } from './watcher.ts';

@@ -1,0 +1,43 @@
+import { join } from 'node:path';
+import { GrantStore } from '../../approval/index.ts';
+import { EXIT } from '../exit-codes.ts';
+import type { CommonOptions } from '../main.ts';
+import { loadSetup } from '../setup.ts';
+
+async function openGrants(options: CommonOptions): Promise<GrantStore> {
+  const { config } = await loadSetup(options);
+  return GrantStore.open(join(config.vault, '.vaultd'));
+}
+
+/**
+ * `vaultd grants`: list the always-allow grants.
+ * @param options common options and `--json`.
+ */
+export async function runGrants(options: CommonOptions & { json?: boolean }): Promise<number> {
+  const grants = (await openGrants(options)).list();
+  if (options.json) {
+    process.stdout.write(`${JSON.stringify(grants, null, 2)}\n`);
+  } else if (grants.length === 0) {
+    process.stdout.write('no grants: every dangerous call asks a human\n');
+  } else {
+    for (const g of grants) {
+      process.stdout.write(`${g.tool.padEnd(24)} granted ${g.granted_at} by ${g.by}${g.note ? ` (${g.note})` : ''}\n`);
+    }
+  }
+  return EXIT.ok;
+}
+
+/**
+ * `vaultd grants revoke TOOL`: the tool's calls ask a human again; a running daemon sees it at once.
+ * @param tool the tool name.
+ * @param options common options.
+ */
+export async function runRevoke(tool: string, options: CommonOptions): Promise<number> {
+  const store = await openGrants(options);
+  if (!store.revoke(tool)) {
+    process.stderr.write(`vaultd: no grant for ${JSON.stringify(tool)}\n`);
+    return EXIT.failure;
+  }
+  process.stdout.write(`revoked: calls of ${tool} ask a human again\n`);
+  return EXIT.ok;
+}

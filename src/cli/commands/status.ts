@@ -1,0 +1,89 @@
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { parseApprovalSection } from '../../approval/index.ts';
+import { readExecutionLog } from '../../observe/execution-log.ts';
+import { resolveLayout } from '../../vault/index.ts';
+import { listNotes } from '../../vault/scan.ts';
+import { EXIT } from '../exit-codes.ts';
+import type { CommonOptions } from '../main.ts';
+import { loadSetup } from '../setup.ts';
+
+/** Figures of one tool over the log window. */
+export interface ToolFigures {
+  calls: number;
+  success: number;
+  errors: number;
+  rejected: number;
+  p50_ms: number;
+  p95_ms: number;
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
+}
+
+/**
+ * `vaultd status`: notes per folder, pending approvals and per-tool figures from the execution log.
+ * @param options common options, `--json`, `--days`.
+ */
+export async function runStatus(options: CommonOptions & { json?: boolean; days: string }): Promise<number> {
+  const { config } = await loadSetup(options);
+  const layout = resolveLayout(config);
+  const folders = {
+    [config.folders.inbox]: layout.inbox,
+    [config.folders.in_progress]: layout.inProgress,
+    [config.folders.pending]: layout.pending,
+    [config.folders.approved]: layout.approved,
+    [config.folders.rejected]: layout.rejected,
+    [config.folders.done]: layout.done,
+    [config.folders.failed]: layout.failed,
+  };
+  const counts: Record<string, number> = {};
+  for (const [name, dir] of Object.entries(folders)) counts[name] = (await listNotes(dir)).length;
+
+  const pending: { note: string; calls: { id: string; tool: string; requested_at: string }[] }[] = [];
+  for (const path of await listNotes(layout.pending)) {
+    const text = await readFile(path, 'utf8').catch(() => '');
+    const calls = [...parseApprovalSection(text).values()].map((d) => ({ id: d.id, tool: d.name ?? '?', requested_at: d.requestedAt ?? '?' }));
+    pending.push({ note: basename(path), calls });
+  }
+
+  const days = Math.max(1, Number.parseInt(options.days, 10) || 7);
+  const since = new Date(Date.now() - days * 86_400_000);
+  const times = new Map<string, number[]>();
+  const figures: Record<string, ToolFigures> = {};
+  for await (const entry of readExecutionLog(layout.logs, { since })) {
+    const f = (figures[entry.tool] ??= { calls: 0, success: 0, errors: 0, rejected: 0, p50_ms: 0, p95_ms: 0 });
+    f.calls++;
+    if (entry.status === 'success') f.success++;
+    else if (entry.status === 'rejected') f.rejected++;
+    else f.errors++;
+    const list = times.get(entry.tool) ?? [];
+    list.push(entry.execution_time_ms);
+    times.set(entry.tool, list);
+  }
+  for (const [tool, list] of times) {
+    list.sort((a, b) => a - b);
+    const f = figures[tool] as ToolFigures;
+    f.p50_ms = percentile(list, 0.5);
+    f.p95_ms = percentile(list, 0.95);
+  }
+
+  if (options.json) {
+    process.stdout.write(`${JSON.stringify({ vault: layout.root, folders: counts, pending, tools: figures, days }, null, 2)}\n`);
+    return EXIT.ok;
+  }
+  const out: string[] = [`vault ${layout.root}`, '', 'notes per folder:'];
+  for (const [name, count] of Object.entries(counts)) out.push(`  ${name.padEnd(18)} ${count}`);
+  out.push('', `pending approvals: ${pending.reduce((n, p) => n + p.calls.length, 0)}`);
+  for (const p of pending) {
+    for (const c of p.calls) out.push(`  ${p.note}  ${c.tool} (${c.id}) since ${c.requested_at}`);
+  }
+  out.push('', `tools, last ${days} day(s):`, `  ${'tool'.padEnd(20)} ${'calls'.padStart(6)} ${'ok'.padStart(6)} ${'errors'.padStart(6)} ${'rejected'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)}`);
+  for (const [tool, f] of Object.entries(figures).sort()) {
+    out.push(`  ${tool.padEnd(20)} ${String(f.calls).padStart(6)} ${String(f.success).padStart(6)} ${String(f.errors).padStart(6)} ${String(f.rejected).padStart(8)} ${String(f.p50_ms).padStart(7)} ${String(f.p95_ms).padStart(7)}`);
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+  return EXIT.ok;
+}

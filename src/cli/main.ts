@@ -1,0 +1,144 @@
+import { Command, CommanderError, Option } from 'commander';
+import { existsSync } from 'node:fs';
+import { ConfigError } from '../config/index.ts';
+import { runCheck } from './commands/check.ts';
+import { runInit } from './commands/init.ts';
+import { runDaemonCommand } from './commands/run.ts';
+import { runStatus } from './commands/status.ts';
+import { runTools } from './commands/tools.ts';
+import { runGrants, runRevoke } from './commands/grants.ts';
+import { runDecision } from './commands/decide.ts';
+import { EXIT } from './exit-codes.ts';
+
+/** Options every command takes. */
+export interface CommonOptions {
+  readonly vault?: string;
+  readonly config?: string;
+}
+
+/**
+ * The config file a command uses: `--config`, else `VAULTD_CONFIG`, else `./vaultd.yaml` when it
+ * exists and no `--vault` was given.
+ * @param options the command's common options.
+ */
+export function configFileOf(options: CommonOptions): string | undefined {
+  if (options.config !== undefined) return options.config;
+  const fromEnv = process.env['VAULTD_CONFIG'];
+  if (fromEnv) return fromEnv;
+  if (options.vault === undefined && existsSync('vaultd.yaml')) return 'vaultd.yaml';
+  return undefined;
+}
+
+function program(): Command {
+  const cli = new Command('vaultd')
+    .description('Run the tool calls that agents write into the notes of a markdown vault.')
+    .version('0.1.0')
+    .showHelpAfterError()
+    .exitOverride();
+
+  const common = (cmd: Command): Command =>
+    cmd
+      .option('--vault <dir>', 'the vault (overrides the config file)')
+      .option('--config <file>', 'YAML config file (default: $VAULTD_CONFIG, or ./vaultd.yaml)');
+
+  common(cli.command('run'))
+    .description('run the daemon in the foreground (what systemd starts)')
+    .action(async (opts: CommonOptions) => {
+      process.exitCode = await runDaemonCommand(opts, { watch: true });
+    });
+
+  common(cli.command('once'))
+    .description('process every note waiting in the vault, then exit')
+    .option('--no-progress', 'no progress bar, even on a terminal')
+    .action(async (opts: CommonOptions & { progress: boolean }) => {
+      process.exitCode = await runDaemonCommand(opts, { watch: false, progress: opts.progress });
+    });
+
+  common(cli.command('check'))
+    .description('show what would run in the given notes and every problem; runs nothing')
+    .argument('<file...>', 'notes to check')
+    .option('--json', 'print the findings as JSON')
+    .action(async (files: string[], opts: CommonOptions & { json?: boolean }) => {
+      process.exitCode = await runCheck(files, opts);
+    });
+
+  common(cli.command('tools'))
+    .description('list the registered tools')
+    .option('--json', 'full declarations as JSON')
+    .addOption(
+      new Option('--format <format>', 'schemas for a model API').choices(['openai', 'anthropic', 'mcp']),
+    )
+    .action(async (opts: CommonOptions & { json?: boolean; format?: 'openai' | 'anthropic' | 'mcp' }) => {
+      process.exitCode = await runTools(opts);
+    });
+
+  common(cli.command('status'))
+    .description('notes per folder, pending approvals and per-tool figures from the log')
+    .option('--json', 'print as JSON')
+    .option('--days <n>', 'days of execution log to read', '7')
+    .action(async (opts: CommonOptions & { json?: boolean; days: string }) => {
+      process.exitCode = await runStatus(opts);
+    });
+
+  cli
+    .command('init')
+    .description('create a vault: folders, a commented config and TOOLS.md for agents')
+    .argument('[dir]', 'where', '.')
+    .action(async (dir: string) => {
+      process.exitCode = await runInit(dir);
+    });
+
+  const grants = common(cli.command('grants'))
+    .description('list the "always allow" grants')
+    .option('--json', 'print as JSON')
+    .action(async (opts: CommonOptions & { json?: boolean }) => {
+      process.exitCode = await runGrants(opts);
+    });
+  common(grants.command('revoke'))
+    .description('revoke the grant of a tool: its calls ask again')
+    .argument('<tool>')
+    .action(async (tool: string, opts: CommonOptions) => {
+      process.exitCode = await runRevoke(tool, opts);
+    });
+
+  common(cli.command('approve'))
+    .description('approve the pending calls of a note (all, or one with --call)')
+    .argument('<note>')
+    .option('--call <id>', 'only this call')
+    .action(async (note: string, opts: CommonOptions & { call?: string }) => {
+      process.exitCode = await runDecision('approve', note, opts);
+    });
+
+  common(cli.command('reject'))
+    .description('reject the pending calls of a note (all, or one with --call)')
+    .argument('<note>')
+    .option('--call <id>', 'only this call')
+    .option('--reason <text>', 'told to the agent')
+    .action(async (note: string, opts: CommonOptions & { call?: string; reason?: string }) => {
+      process.exitCode = await runDecision('reject', note, opts);
+    });
+
+  return cli;
+}
+
+/**
+ * Run the command line; sets `process.exitCode` (0 fine, 1 failure, 2 bad usage or config).
+ * @param argv the full `process.argv`.
+ */
+export async function main(argv: readonly string[]): Promise<void> {
+  try {
+    await program().parseAsync([...argv]);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      process.exitCode = error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      return;
+    }
+    if (error instanceof ConfigError) {
+      process.stderr.write(`vaultd: ${error.message}\n`);
+      process.exitCode = EXIT.usage;
+      return;
+    }
+    process.stderr.write(`vaultd: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = EXIT.failure;
+  }
+}

@@ -1,0 +1,49 @@
+import { createHash } from 'node:crypto';
+
+/** What an explicit `tool_call.id` may look like. */
+export const EXPLICIT_ID = /^[A-Za-z0-9_.:-]{1,100}$/;
+
+/**
+ * Serialises JSON-like data with object keys sorted at every level, so equal data gives equal text.
+ * @param value JSON-like data.
+ */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v ?? null)).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.keys(value)
+      .sort()
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * Derives the stable id of a call written without `tool_call.id`: `call_` and the first 12 hex
+ * digits of the SHA-256 of the canonical JSON of `{name, arguments}` followed by `#occurrence`.
+ * @param name The tool name.
+ * @param args The call's arguments.
+ * @param occurrence How many identical calls (same name and arguments) come earlier in the note; 0 for the first.
+ */
+export function deriveCallId(
+  name: string,
+  args: Record<string, unknown>,
+  occurrence: number,
+): string {
+  return `call_${hash(`${canonicalJson({ name, arguments: args })}#${occurrence}`)}`;
+}
+
+/**
+ * Derives the stable id of an invalid block: `block_` and 12 hex digits of the SHA-256 of the
+ * block's text followed by `#occurrence`.
+ * @param raw The block's text (its code, without fences).
+ * @param occurrence How many identical invalid blocks come earlier in the note; 0 for the first.
+ */
+export function deriveBlockId(raw: string, occurrence: number): string {
+  return `block_${hash(`${raw}#${occurrence}`)}`;
+}
+
+function hash(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 12);
+}

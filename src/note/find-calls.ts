@@ -1,0 +1,318 @@
+import type { Code, Root } from 'mdast';
+import { EXPLICIT_ID, canonicalJson, deriveBlockId, deriveCallId } from './call-id.ts';
+import { readFrontMatterSpan, splitFrontMatter } from './front-matter.ts';
+import { findOwnedRanges, isFenceClosed, parseMarkdown } from './markdown.ts';
+import { makePlacer } from './places.ts';
+import type { Placer } from './places.ts';
+import type { Diagnostic, FoundCall, FoundResult, InvalidBlock, ParsedNote } from './types.ts';
+
+const TOOL_NAME = /^[a-z][a-z0-9_]*$/;
+const CALL_KEYS = ['name', 'parameters', 'arguments', 'id'];
+const SHAPE = '{"tool_call": {"name": "tool_name", "parameters": {...}}}';
+
+/**
+ * Cheap pre-check: whether a note may contain a tool call at all; notes without are never parsed.
+ * @param text The note's text.
+ */
+export function mightHaveToolCall(text: string): boolean {
+  return text.includes('tool_call');
+}
+
+/**
+ * Parses a note: its front-matter (never evaluated), its `tool_call` blocks in block order, the
+ * invalid ones, the `tool_result` blocks already written back, and diagnostics with places.
+ * Blocks inside vaultd's own sections are never calls. Never throws, whatever the input.
+ * @param text The note's text (any size; the caller enforces a cap).
+ */
+export function parseNote(text: string): ParsedNote {
+  try {
+    return parseNoteOrThrow(text);
+  } catch (error) {
+    const place = makePlacer(text);
+    const message = `vaultd could not parse the note: ${(error as Error)?.message ?? String(error)}`;
+    return {
+      ...emptyNote(),
+      diagnostics: [
+        { severity: 'error', code: 'note-not-parsed', message, start: place(0), end: place(0) },
+      ],
+    };
+  }
+}
+
+function emptyNote(): ParsedNote {
+  return {
+    frontMatter: null,
+    data: {},
+    calls: [],
+    invalid: [],
+    results: new Map(),
+    diagnostics: [],
+  };
+}
+
+function parseNoteOrThrow(text: string): ParsedNote {
+  const place = makePlacer(text);
+  const span = splitFrontMatter(text);
+  const front = readFrontMatterSpan(text, span, place);
+  const diagnostics: Diagnostic[] = [...front.diagnostics];
+  const note = { ...emptyNote(), frontMatter: span, data: front.data, diagnostics };
+  const md = parseMarkdown(text, span);
+  if (md.root === null) {
+    const at = place(span?.end ?? 0);
+    diagnostics.push({
+      severity: 'error',
+      code: 'note-not-parsed',
+      message: md.problem,
+      start: at,
+      end: at,
+    });
+    return note;
+  }
+  const scan = new BlockScanner(text, place, diagnostics);
+  const owned = findOwnedRanges(md.root, text.length);
+  for (const code of jsonBlocks(md.root)) {
+    const start = code.position?.start.offset ?? 0;
+    scan.visit(
+      code,
+      owned.some(([a, b]) => start >= a && start < b),
+    );
+  }
+  return { ...note, calls: scan.calls, invalid: scan.invalid, results: scan.results };
+}
+
+function* jsonBlocks(root: Root): Generator<Code> {
+  const stack: { type: string; children?: unknown[] }[] = [root];
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    if (node.type === 'code') {
+      const code = node as Code;
+      if (code.lang?.toLowerCase() === 'json') yield code;
+      continue;
+    }
+    const children = (node.children ?? []) as (typeof node)[];
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i] as typeof node);
+  }
+}
+
+type Parsed = { ok: true; value: unknown } | { ok: false; reason: string; position: number };
+
+class BlockScanner {
+  readonly calls: FoundCall[] = [];
+  readonly invalid: InvalidBlock[] = [];
+  readonly results = new Map<string, FoundResult>();
+  readonly #seenCalls = new Map<string, number>();
+  readonly #seenBlocks = new Map<string, number>();
+  readonly #explicitIds = new Set<string>();
+
+  constructor(
+    readonly text: string,
+    readonly place: Placer,
+    readonly diagnostics: Diagnostic[],
+  ) {}
+
+  visit(code: Code, owned: boolean): void {
+    const value = code.value;
+    const mentionsCall = value.includes('tool_call');
+    if (!mentionsCall && !value.includes('tool_result')) return;
+    const from = code.position?.start.offset ?? 0;
+    const to = code.position?.end.offset ?? from;
+    const closed = isFenceClosed(this.text, from, to);
+    const parsed = closed ? parseJson(value) : null;
+    if (parsed?.ok === true && isRecord(parsed.value) && 'tool_result' in parsed.value) {
+      if (!('tool_call' in parsed.value)) this.#addResult(parsed.value.tool_result);
+      if (!mentionsCall || !('tool_call' in parsed.value)) return;
+    }
+    if (!mentionsCall) return;
+    const start = this.place(from);
+    const end = this.place(to);
+    if (owned) {
+      const message =
+        'a tool_call block inside the ## Tool Results or ## Approval section is ignored; move it above that section or under a new ## heading';
+      this.diagnostics.push({
+        severity: 'warning',
+        code: 'call-in-vaultd-section',
+        message,
+        start,
+        end,
+      });
+      return;
+    }
+    if (parsed === null) {
+      const fence = /[`~]{3,}/.exec(this.text.slice(from, from + 64))?.[0] ?? '```';
+      const message = `the ${fence}json block at line ${start.line} is not closed; end it with a line ${fence} (vaultd waits while the note may still be being written)`;
+      this.#addInvalid(value, undefined, 'INVALID_CALL', message, true, start, end);
+      return;
+    }
+    if (!parsed.ok) {
+      const at = this.#placeInBlock(code, parsed.position);
+      const message = `the tool_call block is not valid JSON: ${parsed.reason} at line ${at.line}, column ${at.column}; write it as ${SHAPE}`;
+      this.#addInvalid(value, undefined, 'INVALID_JSON', message, false, start, end, at);
+      return;
+    }
+    const call = readCall(parsed.value);
+    if ('problem' in call) {
+      this.#addInvalid(value, call.name, 'INVALID_CALL', call.problem, false, start, end);
+      return;
+    }
+    if (call.id !== undefined) {
+      if (this.#explicitIds.has(call.id)) {
+        const message = `tool_call.id ${JSON.stringify(call.id)} is already used by an earlier call in this note; give each call its own id`;
+        this.#addInvalid(value, call.name, 'INVALID_CALL', message, false, start, end);
+        return;
+      }
+      this.#explicitIds.add(call.id);
+    }
+    let id = call.id;
+    if (id === undefined) {
+      const key = canonicalJson({ name: call.name, arguments: call.args });
+      const occurrence = this.#seenCalls.get(key) ?? 0;
+      this.#seenCalls.set(key, occurrence + 1);
+      id = deriveCallId(call.name, call.args, occurrence);
+    }
+    this.calls.push({
+      id,
+      explicitId: call.id !== undefined,
+      name: call.name,
+      arguments: call.args,
+      start,
+      end,
+    });
+  }
+
+  #addInvalid(
+    raw: string,
+    name: string | undefined,
+    code: InvalidBlock['code'],
+    message: string,
+    unclosed: boolean,
+    start: InvalidBlock['start'],
+    end: InvalidBlock['end'],
+    at: InvalidBlock['start'] = start,
+  ): void {
+    const occurrence = this.#seenBlocks.get(raw) ?? 0;
+    this.#seenBlocks.set(raw, occurrence + 1);
+    const id = deriveBlockId(raw, occurrence);
+    this.invalid.push({ id, name, code, message, unclosed, start, end });
+    this.diagnostics.push({ severity: 'error', code, message, start: at, end, callId: id });
+  }
+
+  #addResult(result: unknown): void {
+    if (!isRecord(result)) return;
+    const { id, name, status } = result;
+    if (typeof id !== 'string' || typeof name !== 'string' || typeof status !== 'string') return;
+    this.results.set(id, { id, name, status });
+  }
+
+  /** Maps an offset in a block's code to the note: code lines follow the fence line, minus container prefixes. */
+  #placeInBlock(code: Code, position: number) {
+    const value = code.value;
+    const at = Math.max(0, Math.min(position, value.length));
+    const breaks = /\r\n|\r|\n/g;
+    let index = 0;
+    let codeLineStart = 0;
+    for (let m = breaks.exec(value); m !== null && m.index < at; m = breaks.exec(value)) {
+      index++;
+      codeLineStart = m.index + m[0].length;
+    }
+    const codeLine = /^[^\r\n]*/.exec(value.slice(codeLineStart))?.[0] ?? '';
+    const lineStart = nthLineStart(this.text, code.position?.start.offset ?? 0, index + 1);
+    const lineText = /^[^\r\n]*/.exec(this.text.slice(lineStart))?.[0] ?? '';
+    const prefix = lineText.endsWith(codeLine) ? lineText.length - codeLine.length : 0;
+    return this.place(lineStart + Math.min(prefix + at - codeLineStart, lineText.length));
+  }
+}
+
+function nthLineStart(text: string, from: number, n: number): number {
+  const re = /\r\n|\r|\n/g;
+  re.lastIndex = from;
+  let at = from;
+  for (let i = 0; i < n; i++) {
+    const m = re.exec(text);
+    if (m === null) return text.length;
+    at = m.index + m[0].length;
+  }
+  return at;
+}
+
+function parseJson(value: string): Parsed {
+  try {
+    return { ok: true, value: JSON.parse(value) as unknown };
+  } catch (error) {
+    const raw = (error as Error).message;
+    const position = /at position (\d+)/.exec(raw)?.[1];
+    const reason = raw
+      .replace(/ in JSON at position \d+.*$/s, '')
+      .replace(/\s*\(line \d+ column \d+\)/, '')
+      .replace(/^JSON\.parse: /, '');
+    return {
+      ok: false,
+      reason,
+      position: position === undefined ? value.length : Number(position),
+    };
+  }
+}
+
+type ReadCall =
+  | { name: string; args: Record<string, unknown>; id: string | undefined }
+  | { problem: string; name: string | undefined };
+
+function readCall(json: unknown): ReadCall {
+  if (!isRecord(json)) {
+    const problem = `the block must be one JSON object ${SHAPE}; write one block per call`;
+    return { problem, name: undefined };
+  }
+  if (!('tool_call' in json)) {
+    const problem =
+      'tool_calls' in json
+        ? `write one block per call, each with the key "tool_call" (singular): ${SHAPE}`
+        : `the block mentions tool_call but has no "tool_call" key; write it as ${SHAPE}`;
+    return { problem, name: undefined };
+  }
+  const call = json.tool_call;
+  const name = isRecord(call) && typeof call.name === 'string' ? call.name : undefined;
+  const extra = Object.keys(json).filter((k) => k !== 'tool_call');
+  if (extra.length > 0) {
+    return { problem: `remove ${quoteList(extra)}: the block must hold only "tool_call"`, name };
+  }
+  if (!isRecord(call)) {
+    return {
+      problem: `"tool_call" must be an object with "name" and "parameters": ${SHAPE}`,
+      name,
+    };
+  }
+  const unknown = Object.keys(call).filter((k) => !CALL_KEYS.includes(k));
+  if (unknown.length > 0) {
+    const problem = `remove ${quoteList(unknown)} from tool_call; it takes only "name", "parameters" (or "arguments") and "id"`;
+    return { problem, name };
+  }
+  if (name === undefined || !TOOL_NAME.test(name)) {
+    const got = call.name === undefined ? 'it is missing' : `got ${short(call.name)}`;
+    const problem = `tool_call.name must be a snake_case tool name matching ^[a-z][a-z0-9_]*$ such as "search_web"; ${got}`;
+    return { problem, name };
+  }
+  if ('parameters' in call && 'arguments' in call) {
+    return { problem: 'use either "parameters" or "arguments" in tool_call, not both', name };
+  }
+  const args = 'parameters' in call ? call.parameters : 'arguments' in call ? call.arguments : {};
+  if (!isRecord(args)) {
+    const problem = `tool_call.parameters must be an object of named arguments such as {"query": "..."}; got ${short(args)}`;
+    return { problem, name };
+  }
+  if ('id' in call && (typeof call.id !== 'string' || !EXPLICIT_ID.test(call.id))) {
+    const problem = `tool_call.id must be a string of 1 to 100 characters from A-Z a-z 0-9 _ . : - (got ${short(call.id)}); or leave it out and vaultd derives one`;
+    return { problem, name };
+  }
+  return { name, args, id: typeof call.id === 'string' ? call.id : undefined };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function quoteList(keys: string[]): string {
+  return keys.map((k) => JSON.stringify(k)).join(', ');
+}
+
+function short(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}

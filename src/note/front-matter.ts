@@ -1,0 +1,237 @@
+import { isMap, isScalar, parseDocument, stringify } from 'yaml';
+import type { Document } from 'yaml';
+import { makePlacer } from './places.ts';
+import type { Placer } from './places.ts';
+import type { Diagnostic, FrontMatterSpan } from './types.ts';
+
+const OPEN = /^(---|\+\+\+)([A-Za-z][\w-]*)?[ \t]*(\r\n|\r|\n)/;
+const LINE = /([^\r\n]*)(\r\n|\r|\n|$)/y;
+/** Aliases a YAML front-matter may expand before it counts as an attack (billion laughs). */
+const MAX_ALIAS_COUNT = 100;
+
+/** Front-matter as data, with the problems met while reading it. */
+export interface FrontMatterData {
+  readonly data: Record<string, unknown>;
+  readonly diagnostics: Diagnostic[];
+}
+
+/**
+ * Finds the front-matter at the very top of a note (after an optional BOM), never evaluating it:
+ * `---` or `---<lang>` closed by a line `---` or `...`, or TOML's `+++` closed by `+++`.
+ * @param text The note's text; CRLF and lone CR line endings are tolerated.
+ * @returns The span, or null when the note has no closed front-matter.
+ */
+export function splitFrontMatter(text: string): FrontMatterSpan | null {
+  const start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  const open = OPEN.exec(text.slice(start, start + 200));
+  if (open === null) return null;
+  const fence = open[1] ?? '---';
+  const named = open[2]?.toLowerCase();
+  const lang = fence === '+++' ? 'toml' : (named ?? 'yaml');
+  const closers = fence === '+++' ? ['+++'] : ['---', '...'];
+  const contentStart = start + open[0].length;
+  LINE.lastIndex = contentStart;
+  while (LINE.lastIndex < text.length) {
+    const lineStart = LINE.lastIndex;
+    const line = LINE.exec(text);
+    if (line === null) break;
+    if (closers.includes((line[1] ?? '').trimEnd())) {
+      return { lang, start, end: LINE.lastIndex, contentStart, contentEnd: lineStart };
+    }
+    if (line[0].length === 0) break;
+  }
+  return null;
+}
+
+/**
+ * Reads a note's front-matter as plain data. YAML only: other languages are reported, never run;
+ * YAML errors, warnings and a front-matter that is not a mapping are diagnostics, never thrown.
+ * @param text The note's text.
+ */
+export function readFrontMatter(text: string): FrontMatterData {
+  return readFrontMatterSpan(text, splitFrontMatter(text), makePlacer(text));
+}
+
+/**
+ * Like {@link readFrontMatter} for a span already split, placing diagnostics with `place`.
+ * @param text The note's text.
+ * @param span The front-matter span of `text`, or null.
+ * @param place Placer of `text`.
+ */
+export function readFrontMatterSpan(
+  text: string,
+  span: FrontMatterSpan | null,
+  place: Placer,
+): FrontMatterData {
+  if (span === null) return { data: {}, diagnostics: [] };
+  const whole = (severity: Diagnostic['severity'], code: string, message: string): Diagnostic => ({
+    severity,
+    code,
+    message,
+    start: place(span.start),
+    end: place(span.end),
+  });
+  if (span.lang !== 'yaml') {
+    const fence = span.lang === 'toml' ? '+++' : `---${span.lang}`;
+    const message = `front-matter in ${fence} is never evaluated; use YAML (a --- fence)`;
+    return { data: {}, diagnostics: [whole('error', 'UNSUPPORTED_FRONT_MATTER', message)] };
+  }
+  const doc = parseFrontMatterYaml(text.slice(span.contentStart, span.contentEnd));
+  const at = (pos: readonly [number, number] | undefined, severity: Diagnostic['severity']) => {
+    const from = span.contentStart + (pos?.[0] ?? 0);
+    const to = span.contentStart + (pos?.[1] ?? 0);
+    return { severity, start: place(from), end: place(Math.max(from, to)) };
+  };
+  const diagnostics: Diagnostic[] = [];
+  for (const e of doc.errors) {
+    const message = `front-matter is not valid YAML: ${firstLine(e.message)}; fix it so vaultd can read and update it`;
+    diagnostics.push({ ...at(e.pos, 'warning'), code: 'invalid-front-matter', message });
+  }
+  for (const w of doc.warnings) {
+    const message = `front-matter YAML: ${firstLine(w.message)}`;
+    diagnostics.push({ ...at(w.pos, 'warning'), code: 'front-matter-warning', message });
+  }
+  if (doc.errors.length > 0) return { data: {}, diagnostics };
+  if (doc.contents === null) return { data: {}, diagnostics };
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (error) {
+    const message = `front-matter cannot be read: ${firstLine(String((error as Error).message))}; remove the aliases`;
+    diagnostics.push(whole('warning', 'invalid-front-matter', message));
+    return { data: {}, diagnostics };
+  }
+  if (!isPlainRecord(value)) {
+    const message = 'front-matter must be a mapping of keys to values (key: value lines)';
+    diagnostics.push(whole('warning', 'front-matter-not-mapping', message));
+    return { data: {}, diagnostics };
+  }
+  return { data: value, diagnostics };
+}
+
+/**
+ * Sets the given top-level keys of a note's YAML front-matter and leaves every other byte alone.
+ * A key whose value is a one-line scalar has just that value replaced; a missing key is appended as
+ * a new line before the closing fence. Only when that is impossible (a block or multi-line value,
+ * a flow mapping) is the YAML re-stringified with the `yaml` Document API, which keeps comments
+ * and key order but may re-space flow collections and comments. A note without front-matter gets
+ * one at the top (after any BOM). Non-YAML, broken or non-mapping front-matter is never touched:
+ * the text is returned unchanged (the reader reports why). Keys set to `undefined` are skipped.
+ * @param text The note's text.
+ * @param updates Top-level keys and their new values (JSON-like data).
+ */
+export function updateFrontMatter(text: string, updates: Record<string, unknown>): string {
+  const entries = Object.entries(updates).filter(([, v]) => v !== undefined);
+  if (entries.length === 0) return text;
+  const span = splitFrontMatter(text);
+  if (span === null) {
+    const bom = text.charCodeAt(0) === 0xfeff ? '\uFEFF' : '';
+    const eol = detectEol(text, 0);
+    const lines = entries.map(([k, v]) => formatPair(k, v) + eol).join('');
+    return `${bom}---${eol}${lines}---${eol}${text.slice(bom.length)}`;
+  }
+  if (span.lang !== 'yaml') return text;
+  const content = text.slice(span.contentStart, span.contentEnd);
+  const updated = updateYaml(content, entries, detectEol(text, span.start));
+  if (updated === null) return text;
+  return text.slice(0, span.contentStart) + updated + text.slice(span.contentEnd);
+}
+
+function updateYaml(content: string, entries: [string, unknown][], eol: string): string | null {
+  const doc = parseFrontMatterYaml(content);
+  if (doc.errors.length > 0) return null;
+  let before: unknown;
+  try {
+    before = doc.contents === null ? {} : doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch {
+    return null;
+  }
+  if (!isPlainRecord(before)) return null;
+  const expected = JSON.stringify({ ...before, ...Object.fromEntries(entries) });
+  const spliced = spliceYaml(doc, content, entries, eol);
+  if (spliced !== null && yamlMatches(spliced, expected)) return spliced;
+  for (const [k, v] of entries) doc.set(k, doc.createNode(v));
+  const restrung = doc.toString({ lineWidth: 0 }).replace(/\n/g, eol);
+  return yamlMatches(restrung, expected) ? restrung : null;
+}
+
+function spliceYaml(
+  doc: Document.Parsed,
+  content: string,
+  entries: [string, unknown][],
+  eol: string,
+): string | null {
+  const map = doc.contents;
+  if (map !== null && (!isMap(map) || map.flow)) return null;
+  const edits: { from: number; to: number; text: string }[] = [];
+  let appended = '';
+  for (const [key, value] of entries) {
+    const pair = map?.items.find((p) => isScalar(p.key) && String(p.key.value) === key);
+    if (pair === undefined) {
+      appended += formatPair(key, value) + eol;
+      continue;
+    }
+    const old = pair.value;
+    if (!isScalar(old) || old.range == null || old.anchor !== undefined || old.tag !== undefined) {
+      return null;
+    }
+    if (old.type !== 'PLAIN' && old.type !== 'QUOTE_SINGLE' && old.type !== 'QUOTE_DOUBLE') {
+      return null;
+    }
+    const [from, to] = old.range;
+    if (/[\r\n]/.test(content.slice(from, to))) return null;
+    const gap = content[from - 1] === ':' ? ' ' : '';
+    edits.push({ from, to, text: gap + formatValue(value) });
+  }
+  let out = content + appended;
+  for (const e of edits.sort((a, b) => b.from - a.from)) {
+    out = out.slice(0, e.from) + e.text + out.slice(e.to);
+  }
+  return out;
+}
+
+function yamlMatches(content: string, expected: string): boolean {
+  const doc = parseFrontMatterYaml(content);
+  if (doc.errors.length > 0) return false;
+  try {
+    return JSON.stringify(doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT })) === expected;
+  } catch {
+    return false;
+  }
+}
+
+function parseFrontMatterYaml(content: string): Document.Parsed {
+  return parseDocument(content, { prettyErrors: false, uniqueKeys: true });
+}
+
+function formatPair(key: string, value: unknown): string {
+  return `${formatScalar(key)}: ${formatValue(value)}`;
+}
+
+function formatValue(value: unknown): string {
+  if (value === null || ['string', 'number', 'boolean'].includes(typeof value)) {
+    return formatScalar(value);
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+function formatScalar(value: unknown): string {
+  if (typeof value === 'number' && !Number.isFinite(value)) return 'null';
+  const text = stringify(value, { lineWidth: 0 }).replace(/\n$/, '');
+  return /[\r\n]/.test(text) ? JSON.stringify(value) : text;
+}
+
+function detectEol(text: string, from: number): string {
+  const lf = text.indexOf('\n', from);
+  return lf > 0 && text.charCodeAt(lf - 1) === 13 ? '\r\n' : '\n';
+}
+
+function firstLine(message: string): string {
+  return message.split('\n', 1)[0] ?? message;
+}
+
+function isPlainRecord(value: unknown): value is Record<string, unknown> {
+  return (
+    typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Map)
+  );
+}

@@ -1,0 +1,50 @@
+import type { Place } from './types.ts';
+
+/** Converts a 0-based UTF-16 offset of one text into a {@link Place}. */
+export type Placer = (offset: number) => Place;
+
+/**
+ * Builds a placer for `text`, counting `\r\n`, `\n` and a lone `\r` as one line ending each, as
+ * CommonMark does.
+ * @param text The note's original text.
+ */
+export function makePlacer(text: string): Placer {
+  const starts = [0];
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10) starts.push(i + 1);
+    else if (c === 13) {
+      if (text.charCodeAt(i + 1) === 10) i++;
+      starts.push(i + 1);
+    }
+  }
+  return (offset) => {
+    const at = Math.max(0, Math.min(offset, text.length));
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if ((starts[mid] ?? 0) <= at) lo = mid;
+      else hi = mid - 1;
+    }
+    return { line: lo + 1, column: at - (starts[lo] ?? 0) + 1, offset: at };
+  };
+}
+
+/**
+ * The line ending a note uses: `\r\n` when its first line ending is CRLF, otherwise `\n`.
+ * @param text The note's text.
+ */
+export function detectLineEnding(text: string): '\r\n' | '\n' {
+  const lf = text.indexOf('\n');
+  return lf > 0 && text.charCodeAt(lf - 1) === 13 ? '\r\n' : '\n';
+}
+
+/**
+ * Rewrites every line ending of `text` to `eol`.
+ * @param text Text with any mix of line endings.
+ * @param eol The line ending to use.
+ */
+export function normalizeLineEndings(text: string, eol: string): string {
+  return text.replace(/\r\n|\r|\n/g, eol);
+}

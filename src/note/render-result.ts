@@ -1,0 +1,111 @@
+import type { ToolResult } from '../protocol/types.ts';
+import {
+  escapeMarkdownLine,
+  escapeMarkdownText,
+  escapeMarkdownTitle,
+  quoteLines,
+  safeLinkUrl,
+} from './escape.ts';
+
+/** Search hits shown in a callout at most. */
+const MAX_HITS = 20;
+
+const CALLOUT: Record<string, string> = { success: 'success', error: 'failure' };
+
+/**
+ * Renders one result as markdown: a callout a person reads in Obsidian (outcome, links for search
+ * hits, error code and message, or the content truncated), then a fenced `json` block holding
+ * `{"tool_result": result}`. Everything tool-controlled is escaped so nothing rendered can open a
+ * fence, a heading or a link to a non-http URL, and the fence is longer than any backtick run in
+ * the JSON. Lines end with `\n`; there is no trailing line ending.
+ * @param result The result to render.
+ */
+export function renderResult(result: ToolResult): string {
+  const kind = CALLOUT[result.status] ?? 'warning';
+  const title = [result.name, result.id, result.status].map((t) =>
+    escapeMarkdownTitle(String(t), 100),
+  );
+  const lines = [`[!${kind}] ${title.join(' · ')}`, ...renderBody(result)];
+  const facts = renderFacts(result);
+  if (facts !== '') lines.push('', facts);
+  const json = stringifyResult(result);
+  const longest = Math.max(0, ...(json.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(Math.max(4, longest + 1));
+  return [...quoteLines(lines), '', `${fence}json`, json, fence].join('\n');
+}
+
+function renderBody(result: ToolResult): string[] {
+  if (result.error !== null && result.status !== 'success') {
+    const code = escapeMarkdownTitle(String(result.error.code), 60);
+    const [first = '', ...rest] = escapeMarkdownText(String(result.error.message));
+    return [`**${code}**: ${first}`, ...rest];
+  }
+  const hits = readHits(result.data);
+  if (hits !== null) {
+    if (hits.length === 0) return ['No results.'];
+    const items = hits.slice(0, MAX_HITS).flatMap((hit, i) => renderHit(hit, i + 1));
+    if (hits.length > MAX_HITS)
+      items.push(`*(${hits.length - MAX_HITS} more in the JSON block below)*`);
+    return items;
+  }
+  const content = typeof result.content === 'string' ? result.content : '';
+  return content.trim() === '' ? ['(no content)'] : escapeMarkdownText(content);
+}
+
+interface Hit {
+  readonly title: string;
+  readonly url: string;
+  readonly snippet: string;
+}
+
+function readHits(data: unknown): Hit[] | null {
+  if (typeof data !== 'object' || data === null) return null;
+  const results = (data as { results?: unknown }).results;
+  if (!Array.isArray(results)) return null;
+  const hits: Hit[] = [];
+  for (const item of results) {
+    if (typeof item !== 'object' || item === null) return null;
+    const { title, url, snippet } = item as Record<string, unknown>;
+    if (typeof url !== 'string') return null;
+    hits.push({
+      title: typeof title === 'string' && title.trim() !== '' ? title : url,
+      url,
+      snippet: typeof snippet === 'string' ? snippet : '',
+    });
+  }
+  return hits;
+}
+
+function renderHit(hit: Hit, n: number): string[] {
+  const title = escapeMarkdownTitle(hit.title);
+  const href = safeLinkUrl(hit.url);
+  const head =
+    href === null
+      ? `${n}. ${title} (${escapeMarkdownTitle(hit.url)})`
+      : `${n}. [${title}](${href})`;
+  const snippet = escapeMarkdownTitle(hit.snippet, 300);
+  return snippet === '' ? [head] : [head, `   ${snippet}`];
+}
+
+function renderFacts(result: ToolResult): string {
+  const m = result.metadata as Partial<ToolResult['metadata']> | undefined;
+  if (m === undefined || m === null) return '';
+  const facts: string[] = [];
+  if (typeof m.execution_time_ms === 'number') facts.push(`${Math.round(m.execution_time_ms)} ms`);
+  if (typeof m.safety_level === 'string') facts.push(m.safety_level);
+  if (typeof m.approved_by === 'string') facts.push(`approved by ${m.approved_by}`);
+  if (typeof m.attempts === 'number' && m.attempts > 1) facts.push(`${m.attempts} attempts`);
+  if (m.cached === true) facts.push('cached');
+  return facts.length === 0 ? '' : `*${escapeMarkdownLine(facts.join(' · '))}*`;
+}
+
+function stringifyResult(result: ToolResult): string {
+  try {
+    return JSON.stringify({ tool_result: result }, null, 2);
+  } catch {
+    // Data that JSON cannot hold (a BigInt, a cycle) is dropped rather than failing the write-back.
+    const { id, name, success, status, content, error } = result;
+    const safe = { id, name, success, status, content: String(content), error, data: null };
+    return JSON.stringify({ tool_result: safe }, null, 2);
+  }
+}

@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { callBlock, makeVault, note, resultsOf, ROOT, startCli, type DaemonProcess, type TempVault } from '../helpers/vault.ts';
+import { waitFor } from '../helpers/wait-for.ts';
+
+const PLUGIN = join(ROOT, 'test/fixtures/plugins/test-tools.ts');
+
+describe('vaultd run: a daemon child process on a temp vault', () => {
+  let vault: TempVault;
+  let daemon: DaemonProcess;
+  let sideLog: string;
+
+  before(async () => {
+    vault = await makeVault();
+    sideLog = join(vault.root, 'side-effects.log');
+    await writeFile(
+      vault.configPath,
+      (await readFile(vault.configPath, 'utf8')) +
+        `settle_ms: 400\nplugins:\n  - ${PLUGIN}\ntools:\n  side_effect:\n    log: ${sideLog}\n  danger_zone:\n    log: ${join(vault.root, 'danger.log')}\n`,
+    );
+    daemon = startCli(['run', '--config', vault.configPath]);
+    await daemon.ready();
+  });
+
+  after(async () => {
+    const code = await daemon.stop();
+    assert.equal(code, 0, `daemon exit code, output:\n${daemon.output().slice(-3000)}`);
+    await vault.cleanup();
+  });
+
+  const inFolder = (name: string, folder: string): Promise<true> =>
+    waitFor(async () => (await vault.whereIs(name)) === folder || undefined, {
+      message: `${name} in ${folder} (now in ${name})`,
+    }) as Promise<true>;
+
+  it('runs valid calls in block order, writes results and front-matter, moves the note to Done', async () => {
+    await vault.drop(
+      'valid.md',
+      note('Valid', callBlock('slow_echo', { text: 'first', ms: 30 }), 'between', callBlock('slow_echo', { text: 'second' })),
+    );
+    await inFolder('valid.md', 'Done');
+    const text = await vault.read('Done', 'valid.md');
+    const results = resultsOf(text);
+    assert.deepEqual(
+      results.map((r) => [r.status, r.content]),
+      [
+        ['success', 'first'],
+        ['success', 'second'],
+      ],
+    );
+    assert.match(text, /^---\ntitle: Valid\nstatus: done\nprocessed_at: .+\ntool_calls: 2\ntool_errors: 0\n---\n# Valid/);
+    assert.match(text, /\n## Tool Results\n/);
+    assert.equal(results[0]?.metadata['approved_by'], 'auto');
+  });
+
+  it('gives broken JSON an INVALID_JSON result once the note has settled, and fails the note', async () => {
+    await vault.drop('broken.md', note('Broken', '```json\n{"tool_call": {"name": "slow_echo", "parameters": {"text": "x"}\n```'));
+    await inFolder('broken.md', 'Failed');
+    const [result] = resultsOf(await vault.read('Failed', 'broken.md'));
+    assert.equal(result?.status, 'error');
+    assert.equal(result?.error?.code, 'INVALID_JSON');
+  });
+
+  it('reports a missing and a wrongly typed parameter as INVALID_PARAMS naming the parameter', async () => {
+    await vault.drop('params.md', note('Params', callBlock('slow_echo', {}), callBlock('slow_echo', { text: 5 })));
+    await inFolder('params.md', 'Failed');
+    const results = resultsOf(await vault.read('Failed', 'params.md'));
+    assert.deepEqual(results.map((r) => r.error?.code), ['INVALID_PARAMS', 'INVALID_PARAMS']);
+    assert.match(results[0]?.error?.message ?? '', /text/);
+    assert.match(results[1]?.error?.message ?? '', /text/);
+  });
+
+  it('reports an unknown tool as UNKNOWN_TOOL', async () => {
+    await vault.drop('unknown.md', note('Unknown', callBlock('no_such_tool', { a: 1 })));
+    await inFolder('unknown.md', 'Failed');
+    const [result] = resultsOf(await vault.read('Failed', 'unknown.md'));
+    assert.equal(result?.error?.code, 'UNKNOWN_TOOL');
+  });
+
+  it('leaves a note without calls exactly where and as it is', async () => {
+    const text = '# Just a note\n\nMentions nothing to run.\n```json\n{"a": 1}\n```\n';
+    await vault.drop('plain.md', text);
+    await vault.drop('marker.md', note('Marker', callBlock('slow_echo', { text: 'm' })));
+    await inFolder('marker.md', 'Done');
+    assert.equal(await vault.read('Needs_Action', 'plain.md'), text);
+  });
+
+  it('waits for a half-written note and runs it once it is complete', async () => {
+    const path = join(vault.root, 'Needs_Action', 'half.md');
+    const full = note('Half', callBlock('slow_echo', { text: 'whole' }));
+    const cut = full.indexOf('"parameters"');
+    await writeFile(path, full.slice(0, cut));
+    await new Promise((r) => setTimeout(r, 150));
+    await writeFile(path, full);
+    await inFolder('half.md', 'Done');
+    const results = resultsOf(await vault.read('Done', 'half.md'));
+    assert.deepEqual(results.map((r) => r.status), ['success']);
+  });
+
+  it('keeps CRLF line endings and handles calls inside a callout', async () => {
+    const crlf = note('Crlf', callBlock('slow_echo', { text: 'crlf' })).replace(/\n/g, '\r\n');
+    await vault.drop('crlf.md', crlf);
+    const callout = '---\ntitle: Callout\n---\n> [!todo] Do this\n> ```json\n> {"tool_call": {"name": "slow_echo", "parameters": {"text": "in callout"}}}\n> ```\n';
+    await vault.drop('callout.md', callout);
+    await inFolder('crlf.md', 'Done');
+    await inFolder('callout.md', 'Done');
+    const crlfText = await vault.read('Done', 'crlf.md');
+    assert.equal(crlfText.replace(/\r\n/g, '').includes('\n'), false, 'no bare LF in a CRLF note');
+    assert.equal(resultsOf(crlfText.replace(/\r\n/g, '\n'))[0]?.content, 'crlf');
+    assert.equal(resultsOf(await vault.read('Done', 'callout.md'))[0]?.content, 'in callout');
+  });
+
+  it('never overwrites a note of the same name in Done/', async () => {
+    await vault.drop('same.md', note('One', callBlock('slow_echo', { text: 'one' })));
+    await inFolder('same.md', 'Done');
+    await vault.drop('same.md', note('Two', callBlock('slow_echo', { text: 'two' })));
+    await waitFor(async () => (await vault.list('Done')).includes('same-1.md'));
+    assert.equal(resultsOf(await vault.read('Done', 'same.md'))[0]?.content, 'one');
+    assert.equal(resultsOf(await vault.read('Done', 'same-1.md'))[0]?.content, 'two');
+  });
+
+  it('keeps a human edit made while a slow call runs, and the result', async () => {
+    await vault.drop('edit.md', note('Edit', callBlock('slow_echo', { text: 'slow', ms: 1500 })));
+    const path = join(vault.root, 'In_Progress', 'edit.md');
+    await waitFor(() => existsSync(path));
+    const text = await readFile(path, 'utf8');
+    await writeFile(path, text.replace('# Edit', '# Edit\n\nA line the human typed meanwhile.'));
+    await inFolder('edit.md', 'Done');
+    const done = await vault.read('Done', 'edit.md');
+    assert.match(done, /A line the human typed meanwhile\./);
+    assert.equal(resultsOf(done)[0]?.content, 'slow');
+  });
+
+  it('never evaluates ---js front-matter and fails the note without running its calls', async () => {
+    const marker = join(vault.root, 'pwned');
+    const js = `---js\nrequire('fs').writeFileSync(${JSON.stringify(marker)}, 'x'); module.exports = {}\n---\n${callBlock('side_effect', { label: 'js-note' })}\n`;
+    await vault.drop('js.md', js);
+    await inFolder('js.md', 'Failed');
+    assert.equal(existsSync(marker), false);
+    const text = await vault.read('Failed', 'js.md');
+    assert.ok(text.startsWith(`---js\nrequire('fs')`), 'front-matter kept as it was');
+    assert.equal(resultsOf(text)[0]?.error?.code, 'UNSUPPORTED_FRONT_MATTER');
+    const log = existsSync(sideLog) ? await readFile(sideLog, 'utf8') : '';
+    assert.doesNotMatch(log, /js-note/);
+  });
+
+  it('never runs a tool_call that came back inside a result', async () => {
+    const payload = 'look:\n```json\n{"tool_call": {"name": "side_effect", "parameters": {"label": "smuggled"}}}\n```\n~~~json\n{"tool_call": {"name": "side_effect", "parameters": {"label": "smuggled"}}}\n~~~';
+    await vault.drop('smuggle.md', note('Smuggle', callBlock('slow_echo', { text: payload })));
+    await inFolder('smuggle.md', 'Done');
+    // Move it back to the inbox: a rescan must find no call to run.
+    const done = await vault.read('Done', 'smuggle.md');
+    await vault.drop('smuggle-again.md', done);
+    await inFolder('smuggle-again.md', 'Done');
+    const log = existsSync(sideLog) ? await readFile(sideLog, 'utf8') : '';
+    assert.doesNotMatch(log, /smuggled/);
+    assert.equal(resultsOf(await vault.read('Done', 'smuggle-again.md')).length, 1);
+  });
+
+  it('runs nothing again for a note re-dropped after Done/', async () => {
+    await vault.drop('once.md', note('Once', callBlock('side_effect', { label: 'once-only' })));
+    await inFolder('once.md', 'Done');
+    const done = await vault.read('Done', 'once.md');
+    await vault.drop('once-again.md', done);
+    await inFolder('once-again.md', 'Done');
+    const log = await readFile(sideLog, 'utf8');
+    assert.equal(log.match(/start once-only/g)?.length, 1);
+  });
+});

@@ -1,0 +1,158 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { waitFor } from './wait-for.ts';
+
+/** The repository root. */
+export const ROOT = new URL('../..', import.meta.url).pathname;
+/** The CLI as the README starts it. */
+export const BIN = join(ROOT, 'bin', 'vaultd.js');
+
+/** A temp vault with helpers to drop notes and look at folders. */
+export interface TempVault {
+  readonly root: string;
+  readonly configPath: string;
+  /** Write a note atomically into a folder (default `Needs_Action`), as a careful agent does. */
+  drop(name: string, text: string, folder?: string): Promise<string>;
+  /** Names of the `.md` files in a folder. */
+  list(folder: string): Promise<string[]>;
+  read(folder: string, name: string): Promise<string>;
+  /** The folder a note of that name is in now, or undefined. */
+  whereIs(name: string): Promise<string | undefined>;
+  cleanup(): Promise<void>;
+}
+
+/** The folders a note can be in, SPEC section 1. */
+export const STATE_FOLDERS = ['Needs_Action', 'In_Progress', 'Pending_Approval', 'Approved', 'Rejected', 'Done', 'Failed'];
+
+/**
+ * Make a temp vault with a config file.
+ * @param configYaml extra config YAML appended after `vault: .`.
+ */
+export async function makeVault(configYaml = ''): Promise<TempVault> {
+  const root = await mkdtemp(join(tmpdir(), 'vaultd-test-'));
+  for (const f of STATE_FOLDERS) await mkdir(join(root, f), { recursive: true });
+  const configPath = join(root, 'vaultd.yaml');
+  await writeFile(configPath, `vault: .\nreconcile_cron: '*/2 * * * * *'\nlog:\n  level: debug\n${configYaml}`);
+  let seq = 0;
+  const vault: TempVault = {
+    root,
+    configPath,
+    async drop(name, text, folder = 'Needs_Action') {
+      const tmp = join(root, `.drop-${process.pid}-${seq++}.tmp`);
+      await writeFile(tmp, text);
+      const dest = join(root, folder, name);
+      await rename(tmp, dest);
+      return dest;
+    },
+    async list(folder) {
+      if (!existsSync(join(root, folder))) return [];
+      return (await readdir(join(root, folder))).filter((n) => n.endsWith('.md')).sort();
+    },
+    read: (folder, name) => readFile(join(root, folder, name), 'utf8'),
+    async whereIs(name) {
+      for (const f of STATE_FOLDERS) if ((await vault.list(f)).includes(name)) return f;
+      return undefined;
+    },
+    cleanup: () => rm(root, { recursive: true, force: true }),
+  };
+  return vault;
+}
+
+/** A daemon child process with its output collected. */
+export interface DaemonProcess {
+  readonly child: ChildProcess;
+  /** stdout + stderr so far. */
+  output(): string;
+  /** Resolves with the exit code (or signal name). */
+  readonly exited: Promise<number | string>;
+  /** Wait until the log says the daemon is ready. */
+  ready(): Promise<void>;
+  /** SIGTERM and wait for the exit. */
+  stop(): Promise<number | string>;
+}
+
+/**
+ * Start `vaultd <command>` as a child process, the way the README does.
+ * @param args CLI arguments, e.g. `['run', '--config', path]`.
+ * @param env extra environment.
+ */
+export function startCli(args: readonly string[], env: Record<string, string> = {}): DaemonProcess {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | string>((resolve) => {
+    child.on('exit', (code, signal) => resolve(code ?? signal ?? -1));
+  });
+  let exitedAlready = false;
+  void exited.then(() => (exitedAlready = true));
+  return {
+    child,
+    output: () => out,
+    exited,
+    ready: async () => {
+      await waitFor(() => out.includes('"vaultd ready"') || exitedAlready, { timeoutMs: 20_000, message: 'daemon ready' });
+      if (exitedAlready) throw new Error(`daemon exited early:\n${out}`);
+    },
+    stop: async () => {
+      if (!exitedAlready) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+/** Run the CLI to completion; resolves with its exit code and output. */
+export async function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number | string; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | string>((resolve) => child.on('exit', (c, s) => resolve(c ?? s ?? -1)));
+  return { code, stdout, stderr };
+}
+
+/** A note with front-matter and the given fenced blocks. */
+export function note(title: string, ...blocks: string[]): string {
+  return `---\ntitle: ${title}\n---\n# ${title}\n\n${blocks.join('\n\n')}\n`;
+}
+
+/** A fenced json tool_call block. */
+export function callBlock(name: string, parameters: Record<string, unknown>, id?: string): string {
+  const call = id === undefined ? { name, parameters } : { id, name, parameters };
+  return '```json\n' + JSON.stringify({ tool_call: call }) + '\n```';
+}
+
+/** A `tool_result` as written into a note. */
+export interface WrittenResult {
+  id: string;
+  name: string;
+  status: string;
+  success: boolean;
+  content: string;
+  data?: unknown;
+  error: { code: string; message: string } | null;
+  metadata: Record<string, unknown>;
+}
+
+/** Parse every `tool_result` JSON block of a note. */
+export function resultsOf(text: string): WrittenResult[] {
+  const out: WrittenResult[] = [];
+  const re = /^(`{3,}|~{3,})json[^\n]*\n([\s\S]*?)\n\1\s*$/gm;
+  for (const m of text.matchAll(re)) {
+    try {
+      const value = JSON.parse(m[2] ?? '') as { tool_result?: WrittenResult };
+      if (value.tool_result) out.push(value.tool_result);
+    } catch {
+      // not JSON: a user's block
+    }
+  }
+  return out;
+}

@@ -1,0 +1,25 @@
+/**
+ * Poll `predicate` until it returns a truthy value, or fail after `timeoutMs` with `message`.
+ * @param predicate checked every `intervalMs`; may be async.
+ * @param options deadline, poll interval and the failure message.
+ */
+export async function waitFor<T>(
+  predicate: () => T | Promise<T>,
+  options: { timeoutMs?: number; intervalMs?: number; message?: string } = {},
+): Promise<NonNullable<T>> {
+  const deadline = Date.now() + (options.timeoutMs ?? 15_000);
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await predicate();
+      if (value) return value as NonNullable<T>;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) {
+      const why = last instanceof Error ? ` (last error: ${last.message})` : '';
+      throw new Error(`waitFor timed out: ${options.message ?? 'condition not met'}${why}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 25));
+  }
+}
