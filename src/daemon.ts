@@ -6,11 +6,19 @@ import { Executor } from './execute/index.ts';
 import { EventBus } from './observe/event-bus.ts';
 import { ExecutionLog } from './observe/execution-log.ts';
 import { silentLogger } from './observe/logger.ts';
+import { startMonitor } from './observe/monitor.ts';
+import { initSdNotify } from './observe/sd-notify.ts';
 import type { ToolRegistry } from './protocol/index.ts';
 import type { PipelineContext } from './pipeline/context.ts';
 import { NoteQueue } from './pipeline/note-queue.ts';
 import { handleNote, resumeNote } from './pipeline/process-note.ts';
-import { acquireLock, ensureLayout, Ledger, resolveLayout, type VaultLayout } from './vault/index.ts';
+import {
+  acquireLock,
+  ensureLayout,
+  Ledger,
+  resolveLayout,
+  type VaultLayout,
+} from './vault/index.ts';
 import { listNotes } from './vault/scan.ts';
 import { startWatcher, type FolderKind, type Watcher } from './vault/watcher.ts';
 
@@ -38,6 +46,13 @@ export interface Daemon {
   isReady(): boolean;
   /** Resolve when the queue is empty (for `vaultd once` and tests). */
   idle(): Promise<void>;
+  /** URL of the HTTP listener when `http.port` is set. */
+  readonly monitorUrl: string | undefined;
+  /**
+   * Take a new config (SIGHUP): policy, tool settings, log level, settle and approval times apply
+   * at once; the keys it returns need a restart.
+   */
+  reload(config: Config): string[];
   /** Queue every note of the watched folders: what the watcher may have missed. */
   reconcile(): Promise<number>;
   /**
@@ -56,12 +71,16 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const { config, registry } = options;
   const logger = options.logger ?? silentLogger();
   const watchFolders = options.watch ?? true;
+  // systemd's watchdog clock runs from the process start, so the pings start before anything slow.
+  const systemd = initSdNotify(logger);
+  const stopWatchdog = systemd.startWatchdog();
   const layout = resolveLayout(config);
   await ensureLayout(layout);
   const lock = await acquireLock(layout.state);
   const bus = new EventBus({ logger });
   bus.emit('daemon.state', { state: 'starting' });
 
+  let currentConfig = config;
   const ledger = await Ledger.open(layout.state);
   const grants = await GrantStore.open(layout.state);
   const executionLog = new ExecutionLog(layout.logs);
@@ -73,10 +92,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     cacheTtlMs: config.cache_ttl_ms,
     logger,
     vault: layout.root,
-    toolConfig: (name) => config.tools[name] ?? {},
+    toolConfig: (name) => currentConfig.tools[name] ?? {},
     rateLimits: rateLimitsFromConfig(config),
   });
-  const ctx: PipelineContext = {
+  const ctx: { -readonly [K in keyof PipelineContext]: PipelineContext[K] } = {
     config,
     layout,
     registry,
@@ -93,11 +112,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const queue = new NoteQueue(
     options.noteConcurrency ?? Math.max(32, config.concurrency * 4),
     async (path, kind) => {
-      const outcome = kind === 'in_progress' ? await resumeNote(ctx, path) : await handleNote(ctx, path, kind);
+      const outcome =
+        kind === 'in_progress' ? await resumeNote(ctx, path) : await handleNote(ctx, path, kind);
       options.onProgress?.(queue.depth - 1);
       return outcome;
     },
-    (path, error) => logger.error({ err: error, note: path }, 'note could not be processed; it stays where it is'),
+    (path, error) =>
+      logger.error({ err: error, note: path }, 'note could not be processed; it stays where it is'),
   );
 
   const folders: { path: string; kind: FolderKind }[] = [
@@ -124,11 +145,24 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     return queued;
   };
 
+  let ready = false;
+  const monitor = await startMonitor({
+    config,
+    layout,
+    bus,
+    executor,
+    logger,
+    queueDepth: () => queue.depth,
+    isReady: () => ready,
+    isWatching: () => watcher !== undefined && ready,
+  });
+
   for (const path of await listNotes(layout.inProgress)) queue.add(path, 'in_progress');
   const initial = await reconcile();
   logger.info({ vault: layout.root, queued: initial, watching: watchFolders }, 'vaultd ready');
-  let ready = true;
+  ready = true;
   bus.emit('daemon.state', { state: 'ready' });
+  void systemd.ready(`watching ${layout.root}`);
 
   const tasks: ScheduledTask[] = [];
   if (watchFolders) {
@@ -157,6 +191,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const stop = (graceMs = config.shutdown.grace_ms): Promise<void> => {
     stopping ??= (async () => {
       ready = false;
+      void systemd.stopping();
       bus.emit('daemon.state', { state: 'draining' });
       for (const task of tasks) await task.destroy();
       await watcher?.close();
@@ -172,19 +207,44 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         shutdown.abort();
         await queue.idle();
       }
+      bus.emit('daemon.state', { state: 'stopped' });
+      await monitor.close();
+      stopWatchdog();
       await executionLog.close();
       await ledger.close();
       await lock.release();
-      bus.emit('daemon.state', { state: 'stopped' });
       logger.info('vaultd stopped');
     })();
     return stopping;
+  };
+
+  const reload = (next: Config): string[] => {
+    // What the running parts can take at once; the rest needs a restart, and is said so.
+    const needsRestart = (
+      [
+        'vault',
+        'concurrency',
+        'timeout_ms',
+        'folders',
+        'http',
+        'plugins',
+        'reconcile_cron',
+      ] as const
+    ).filter((key) => JSON.stringify(next[key]) !== JSON.stringify(ctx.config[key]));
+    ctx.policy = compilePolicy(next.policy);
+    ctx.config = next;
+    currentConfig = next;
+    logger.level = next.log.level;
+    logger.info({ needs_restart: needsRestart }, 'config reloaded');
+    return needsRestart;
   };
 
   return {
     layout,
     bus,
     executor,
+    monitorUrl: monitor.url,
+    reload,
     queueDepth: () => queue.depth,
     isReady: () => ready,
     idle: () => queue.idle(),

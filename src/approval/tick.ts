@@ -22,7 +22,9 @@ export function tickDecision(
 ): TickOutcome {
   const read = readApprovalSection(text);
   const wanted = new Set(
-    [...read.decisions.keys()].filter((id) => options.callId === undefined || id === options.callId),
+    [...read.decisions.keys()].filter(
+      (id) => options.callId === undefined || id === options.callId,
+    ),
   );
   const eol = text.includes('\r\n') ? '\r\n' : '\n';
   const lines = text.split(/\r?\n/);
@@ -38,7 +40,9 @@ export function tickDecision(
     }
     if (!inSection) continue;
     if (/^### /.test(line)) {
-      current = [...wanted].find((id) => line.includes(`\`${id}\``) || line.includes(JSON.stringify(id)));
+      current = [...wanted].find(
+        (id) => line.includes(`\`${id}\``) || line.includes(JSON.stringify(id)),
+      );
       continue;
     }
     if (current === undefined) continue;

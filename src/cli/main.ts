@@ -66,11 +66,17 @@ function program(): Command {
     .description('list the registered tools')
     .option('--json', 'full declarations as JSON')
     .addOption(
-      new Option('--format <format>', 'schemas for a model API').choices(['openai', 'anthropic', 'mcp']),
+      new Option('--format <format>', 'schemas for a model API').choices([
+        'openai',
+        'anthropic',
+        'mcp',
+      ]),
     )
-    .action(async (opts: CommonOptions & { json?: boolean; format?: 'openai' | 'anthropic' | 'mcp' }) => {
-      process.exitCode = await runTools(opts);
-    });
+    .action(
+      async (opts: CommonOptions & { json?: boolean; format?: 'openai' | 'anthropic' | 'mcp' }) => {
+        process.exitCode = await runTools(opts);
+      },
+    );
 
   common(cli.command('status'))
     .description('notes per folder, pending approvals and per-tool figures from the log')

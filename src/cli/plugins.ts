@@ -25,7 +25,10 @@ export async function loadPlugins(
     try {
       mod = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
     } catch (error) {
-      throw new Error(`plugin ${JSON.stringify(spec)} could not be loaded: ${(error as Error).message}`, { cause: error });
+      throw new Error(
+        `plugin ${JSON.stringify(spec)} could not be loaded: ${(error as Error).message}`,
+        { cause: error },
+      );
     }
     const found = new Set<Tool>();
     for (const value of Object.values(mod)) {
@@ -33,7 +36,8 @@ export async function loadPlugins(
         if (isDefinedTool(item)) found.add(item as Tool);
       }
     }
-    if (found.size === 0) throw new Error(`plugin ${JSON.stringify(spec)} exports no tool made with defineTool`);
+    if (found.size === 0)
+      throw new Error(`plugin ${JSON.stringify(spec)} exports no tool made with defineTool`);
     for (const tool of found) {
       registry.register(tool);
       names.push(tool.name);

@@ -26,13 +26,27 @@ export function renderToolsMarkdown(tools: readonly Tool[]): string {
     '',
   ];
   for (const tool of tools) {
-    lines.push(`## ${tool.name}`, '', `Safety: **${tool.safety}**${tool.safety === 'dangerous' ? ' (waits for a human)' : ''}.`, '', tool.description.trim(), '');
+    lines.push(
+      `## ${tool.name}`,
+      '',
+      `Safety: **${tool.safety}**${tool.safety === 'dangerous' ? ' (waits for a human)' : ''}.`,
+      '',
+      tool.description.trim(),
+      '',
+    );
     lines.push('| parameter | type | required | description |', '| --- | --- | --- | --- |');
     for (const [name, schema] of Object.entries(tool.parameters)) {
-      const type = Array.isArray(schema['enum']) ? (schema['enum'] as unknown[]).map((v) => `\`${String(v)}\``).join(' \\| ') : String(schema['type'] ?? 'any');
-      const extra = schema['default'] === undefined ? '' : ` Default ${JSON.stringify(schema['default'])}.`;
-      const description = String(schema['description'] ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ');
-      lines.push(`| \`${name}\` | ${type} | ${tool.required.includes(name) ? 'yes' : 'no'} | ${description}${extra} |`);
+      const type = Array.isArray(schema['enum'])
+        ? (schema['enum'] as unknown[]).map((v) => `\`${String(v)}\``).join(' \\| ')
+        : String(schema['type'] ?? 'any');
+      const extra =
+        schema['default'] === undefined ? '' : ` Default ${JSON.stringify(schema['default'])}.`;
+      const description = String(schema['description'] ?? '')
+        .replace(/\|/g, '\\|')
+        .replace(/\n/g, ' ');
+      lines.push(
+        `| \`${name}\` | ${type} | ${tool.required.includes(name) ? 'yes' : 'no'} | ${description}${extra} |`,
+      );
     }
     lines.push('');
   }

@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import { basename, relative } from 'node:path';
+import { basename, dirname, relative } from 'node:path';
 import {
   decideCall,
   EXPIRED_REASON,
@@ -23,7 +23,7 @@ import {
 import type { FoundCall, InvalidBlock, ParsedNote } from '../note/types.ts';
 import type { ErrorCode } from '../protocol/errors.ts';
 import type { ApprovedBy, Tool, ToolCall, ToolResult } from '../protocol/types.ts';
-import { claimNote, moveNoOverwrite, writeFileAtomic } from '../vault/index.ts';
+import { claimNote, fsyncDirectory, moveNoOverwrite, writeFileAtomic } from '../vault/index.ts';
 import type { FolderKind } from '../vault/watcher.ts';
 import type { PipelineContext } from './context.ts';
 import { makePipelineResult } from './make-result.ts';
@@ -40,6 +40,8 @@ interface WorkOptions {
   readonly resume: boolean;
   /** What a pending call without a ticked box gets: moving the note to Approved/ or Rejected/. */
   readonly defaultDecision: 'approve' | 'reject' | 'none';
+  /** The folder the note was claimed from, whose entry must be gone for good before an intent. */
+  readonly claimedFrom: readonly string[];
 }
 
 /** A result and the offset of its block, for writing results in block order. */
@@ -72,7 +74,10 @@ export async function handleNote(
   const read = await readNote(path, ctx.config.max_note_bytes);
   if (read.kind === 'gone') return;
   if (read.kind === 'not_a_file') {
-    ctx.logger.warn({ note: noteKey(ctx, path) }, 'not a regular file (symlink, fifo?): left alone');
+    ctx.logger.warn(
+      { note: noteKey(ctx, path) },
+      'not a regular file (symlink, fifo?): left alone',
+    );
     return;
   }
   if (read.kind !== 'text') {
@@ -89,7 +94,11 @@ export async function handleNote(
     }
     const claimed = await claim(ctx, path);
     if (claimed === null) return;
-    await work(ctx, claimed, read.text, parsed, { resume: false, defaultDecision: 'none' });
+    await work(ctx, claimed, read.text, parsed, {
+      resume: false,
+      defaultDecision: 'none',
+      claimedFrom: [dirname(path)],
+    });
     return;
   }
   // A decision folder: only notes with pending calls are vaultd's business; a note resting in
@@ -104,7 +113,11 @@ export async function handleNote(
   if (defaultDecision === 'none' && !decided && !expired) return;
   const claimed = await claim(ctx, path);
   if (claimed === null) return;
-  await work(ctx, claimed, read.text, parseNote(read.text), { resume: false, defaultDecision });
+  await work(ctx, claimed, read.text, parseNote(read.text), {
+    resume: false,
+    defaultDecision,
+    claimedFrom: [dirname(path)],
+  });
 }
 
 /**
@@ -117,12 +130,19 @@ export async function resumeNote(ctx: PipelineContext, path: string): Promise<vo
   if (read.kind === 'gone') return;
   if (read.kind !== 'text') {
     const moved = await moveNoOverwrite(path, ctx.layout.failed);
-    ctx.logger.error({ note: noteKey(ctx, path), reason: read.kind }, 'unreadable note in In_Progress moved to Failed');
+    ctx.logger.error(
+      { note: noteKey(ctx, path), reason: read.kind },
+      'unreadable note in In_Progress moved to Failed',
+    );
     if (moved !== null) await ctx.ledger.release(noteKey(ctx, path));
     return;
   }
   ctx.logger.info({ note: noteKey(ctx, path) }, 'resuming note left in progress');
-  await work(ctx, path, read.text, parseNote(read.text), { resume: true, defaultDecision: 'none' });
+  await work(ctx, path, read.text, parseNote(read.text), {
+    resume: true,
+    defaultDecision: 'none',
+    claimedFrom: [],
+  });
 }
 
 async function claim(ctx: PipelineContext, path: string): Promise<string | null> {
@@ -179,7 +199,10 @@ async function work(
   results.sort((a, b) => a.order - b.order);
   const newResults = results.map((r) => r.result);
   const argumentsById = new Map(parsed.calls.map((c) => [c.id, c.arguments]));
-  for (const result of newResults) logResult(ctx, key, result, argumentsById.get(result.id));
+  for (const result of newResults) {
+    logResult(ctx, key, result, argumentsById.get(result.id));
+    ctx.bus.emit('tool.result', { note: key, callId: result.id, tool: result.name, result });
+  }
 
   const finalText = await writeBack(ctx, path, originalText, parsed, newResults, pending);
   if (finalText === null) return;
@@ -194,7 +217,12 @@ async function work(
   if (moved === null) {
     ctx.logger.error({ note: key }, 'note vanished from In_Progress before it could be moved');
   } else {
-    ctx.bus.emit('note.moved', { note: noteKey(ctx, moved), from: key, to: noteKey(ctx, moved), state: target });
+    ctx.bus.emit('note.moved', {
+      note: noteKey(ctx, moved),
+      from: key,
+      to: noteKey(ctx, moved),
+      state: target,
+    });
     if (target === 'pending') {
       ctx.bus.emit('approval.requested', {
         note: noteKey(ctx, moved),
@@ -203,7 +231,12 @@ async function work(
       });
     }
     ctx.logger.info(
-      { note: noteKey(ctx, moved), state: target, results: newResults.length, pending: pending.length },
+      {
+        note: noteKey(ctx, moved),
+        state: target,
+        results: newResults.length,
+        pending: pending.length,
+      },
       'note processed',
     );
   }
@@ -233,7 +266,8 @@ async function settleCalls(
   };
 
   for (const block of parsed.invalid) {
-    if (!parsed.results.has(block.id)) results.push({ order: block.start.offset, result: invalidBlockResult(block) });
+    if (!parsed.results.has(block.id))
+      results.push({ order: block.start.offset, result: invalidBlockResult(block) });
   }
 
   for (const call of parsed.calls) {
@@ -267,69 +301,159 @@ async function settleCalls(
       allowedTools: allowed.allowed,
     });
     if (verdict.action === 'deny') {
-      error(order, { id: call.id, name: call.name, status: 'error', code: 'PERMISSION_DENIED', message: verdict.message, safety: checked.tool.safety });
+      error(order, {
+        id: call.id,
+        name: call.name,
+        status: 'error',
+        code: 'PERMISSION_DENIED',
+        message: verdict.message,
+        safety: checked.tool.safety,
+      });
     } else if (verdict.action === 'run') {
-      runnable.push({ call: toCheck, approvedBy: verdict.approvedBy, originalArguments: undefined, order });
+      runnable.push({
+        call: toCheck,
+        approvedBy: verdict.approvedBy,
+        originalArguments: undefined,
+        order,
+      });
     } else {
       const requestedAt = section.decisions.get(call.id)?.requestedAt ?? new Date().toISOString();
-      asking.push({ order, tool: checked.tool, call: { id: call.id, name: call.name, arguments: call.arguments, requestedAt, reason: verdict.reason } });
+      asking.push({
+        order,
+        tool: checked.tool,
+        call: {
+          id: call.id,
+          name: call.name,
+          arguments: call.arguments,
+          requestedAt,
+          reason: verdict.reason,
+        },
+      });
     }
   }
 
   const move = options.defaultDecision === 'none' ? undefined : options.defaultDecision;
-  const resolutions = resolveDecisions(asking.map((a) => a.call), section, move);
+  const resolutions = resolveDecisions(
+    asking.map((a) => a.call),
+    section,
+    move,
+  );
   const pending: PendingCall[] = [];
   for (const [i, resolution] of resolutions.entries()) {
     const { call, order, tool } = asking[i] as (typeof asking)[number];
     if (resolution.kind === 'reject') {
-      error(order, { id: call.id, name: call.name, status: 'rejected', code: 'REJECTED', message: resolution.message, safety: tool.safety });
+      error(order, {
+        id: call.id,
+        name: call.name,
+        status: 'rejected',
+        code: 'REJECTED',
+        message: resolution.message,
+        safety: tool.safety,
+      });
       continue;
     }
     if (resolution.kind === 'wait') {
       if (isExpired(call.requestedAt, ctx.config.approval.expire_after_ms)) {
-        error(order, { id: call.id, name: call.name, status: 'rejected', code: 'REJECTED', message: rejectionMessage(EXPIRED_REASON), safety: tool.safety });
+        error(order, {
+          id: call.id,
+          name: call.name,
+          status: 'rejected',
+          code: 'REJECTED',
+          message: rejectionMessage(EXPIRED_REASON),
+          safety: tool.safety,
+        });
         continue;
       }
       const preview = await makePreview(ctx, tool, call.arguments);
       // A first request has no section yet: its "no Approval section" problem is no news.
       const problems = section.found ? resolution.problems : [];
-      pending.push({ ...call, ...(preview === undefined ? {} : { preview }), ...(problems.length > 0 ? { reason: problems.join('; ') } : {}) });
+      pending.push({
+        ...call,
+        ...(preview === undefined ? {} : { preview }),
+        ...(problems.length > 0 ? { reason: problems.join('; ') } : {}),
+      });
       continue;
     }
     // Approved: the arguments as the human left them are checked again, and a deny rule still wins.
-    const approved: ToolCall = { id: call.id, name: call.name, arguments: { ...resolution.arguments } };
-    const verdict = decideCall({ call: approved, tool, policy: ctx.policy, grants: ctx.grants, allowedTools: allowed.allowed });
+    const approved: ToolCall = {
+      id: call.id,
+      name: call.name,
+      arguments: { ...resolution.arguments },
+    };
+    const verdict = decideCall({
+      call: approved,
+      tool,
+      policy: ctx.policy,
+      grants: ctx.grants,
+      allowedTools: allowed.allowed,
+    });
     if (verdict.action === 'deny') {
-      error(order, { id: call.id, name: call.name, status: 'error', code: 'PERMISSION_DENIED', message: verdict.message, safety: tool.safety });
+      error(order, {
+        id: call.id,
+        name: call.name,
+        status: 'error',
+        code: 'PERMISSION_DENIED',
+        message: verdict.message,
+        safety: tool.safety,
+      });
       continue;
     }
     if (resolution.grant) await ctx.grants.add(call.name, { by: 'human', note: key });
     runnable.push({
       call: approved,
       approvedBy: resolution.approvedBy,
-      originalArguments: resolution.originalArguments === undefined ? undefined : { ...resolution.originalArguments },
+      originalArguments:
+        resolution.originalArguments === undefined
+          ? undefined
+          : { ...resolution.originalArguments },
       order,
     });
   }
 
-  const ran = await Promise.all(runnable.map((r) => runOne(ctx, key, r)));
+  // The ledger names the note by its In_Progress/ path: before the first intent, the claim's
+  // rename must be on disk too, or a power cut could bring the note back to the inbox and run the
+  // call again. Only notes with side effects pay for these fsyncs.
+  let synced: Promise<void> | undefined;
+  const durable = (): Promise<void> =>
+    (synced ??= Promise.all([
+      fsyncDirectory(ctx.layout.inProgress),
+      ...options.claimedFrom.map((d) => fsyncDirectory(d)),
+    ]).then(() => undefined));
+  const ran = await Promise.all(runnable.map((r) => runOne(ctx, key, r, durable)));
   results.push(...ran);
   return { results, pending };
 }
 
-async function runOne(ctx: PipelineContext, key: string, r: Runnable): Promise<Ordered> {
+async function runOne(
+  ctx: PipelineContext,
+  key: string,
+  r: Runnable,
+  durable: () => Promise<void>,
+): Promise<Ordered> {
   const { call } = r;
-  ctx.bus.emit('tool.call', { note: key, callId: call.id, tool: call.name, arguments: call.arguments });
+  ctx.bus.emit('tool.call', {
+    note: key,
+    callId: call.id,
+    tool: call.name,
+    arguments: call.arguments,
+  });
   const result = await ctx.executor.execute(call, {
     approvedBy: r.approvedBy,
     note: key,
     signal: ctx.shutdown,
     ...(r.originalArguments === undefined ? {} : { originalArguments: r.originalArguments }),
-    onIntent: (c, tool) =>
-      ctx.ledger.recordIntent({ note: key, callId: c.id, tool: tool.name, argsHash: hashArguments(c.arguments) }),
-    onProgress: (progress) => ctx.bus.emit('tool.progress', { note: key, callId: call.id, tool: call.name, progress }),
+    onIntent: async (c, tool) => {
+      await durable();
+      await ctx.ledger.recordIntent({
+        note: key,
+        callId: c.id,
+        tool: tool.name,
+        argsHash: hashArguments(c.arguments),
+      });
+    },
+    onProgress: (progress) =>
+      ctx.bus.emit('tool.progress', { note: key, callId: call.id, tool: call.name, progress }),
   });
-  ctx.bus.emit('tool.result', { note: key, callId: call.id, tool: call.name, result });
   return { order: r.order, result };
 }
 
@@ -340,7 +464,10 @@ async function makePreview(
 ): Promise<string | undefined> {
   if (tool.preview === undefined) return undefined;
   try {
-    return await tool.preview(args, { config: ctx.config.tools[tool.name] ?? {}, vault: ctx.layout.root });
+    return await tool.preview(args, {
+      config: ctx.config.tools[tool.name] ?? {},
+      vault: ctx.layout.root,
+    });
   } catch (error) {
     ctx.logger.warn({ err: error, tool: tool.name }, 'preview failed');
     return undefined;
@@ -371,17 +498,34 @@ async function writeBack(
   // Results go into the note as it is on disk now: a human may have edited it while calls ran.
   const current = await readNote(path, Number.MAX_SAFE_INTEGER);
   if (current.kind !== 'text') {
-    ctx.logger.error({ note: noteKey(ctx, path), reason: current.kind }, 'note changed into something unreadable while its calls ran');
+    ctx.logger.error(
+      { note: noteKey(ctx, path), reason: current.kind },
+      'note changed into something unreadable while its calls ran',
+    );
     return null;
   }
   let text = current.text;
   if (results.length > 0) text = appendResults(text, [...results]);
-  text = replaceSection(text, APPROVAL_HEADING, pending.length > 0 ? renderApprovalSection([...pending]) : null);
+  text = replaceSection(
+    text,
+    APPROVAL_HEADING,
+    pending.length > 0 ? renderApprovalSection([...pending]) : null,
+  );
   const counts = countResults(parsed, results);
   text = updateFrontMatter(text, {
-    status: pending.length > 0 ? 'pending_approval' : counts.rejected > 0 ? 'rejected' : counts.errors > 0 ? 'failed' : 'done',
+    status:
+      pending.length > 0
+        ? 'pending_approval'
+        : counts.rejected > 0
+          ? 'rejected'
+          : counts.errors > 0
+            ? 'failed'
+            : 'done',
     processed_at: new Date().toISOString(),
-    tool_calls: parsed.calls.length + parsed.invalid.length + (results.some((r) => r.id === 'front_matter') ? 1 : 0),
+    tool_calls:
+      parsed.calls.length +
+      parsed.invalid.length +
+      (results.some((r) => r.id === 'front_matter') ? 1 : 0),
     tool_errors: counts.errors + counts.rejected,
   });
   if (text === current.text) return text;
@@ -442,7 +586,10 @@ function logResult(
     approved_by: result.metadata.approved_by,
   });
   if (result.success) return;
-  ctx.logger.warn({ note, call: result.id, tool: result.name, code: result.error?.code }, result.error?.message ?? 'call failed');
+  ctx.logger.warn(
+    { note, call: result.id, tool: result.name, code: result.error?.code },
+    result.error?.message ?? 'call failed',
+  );
 }
 
 async function failUnreadable(
@@ -455,14 +602,28 @@ async function failUnreadable(
     // Writing results into a binary file would corrupt it: move it aside untouched and say why.
     const moved = await moveNoOverwrite(path, ctx.layout.failed, basename(path));
     const code = 'NOTE_NOT_TEXT';
-    ctx.logger.error({ note: key, moved_to: moved && noteKey(ctx, moved), code }, 'note is binary or not UTF-8: moved to Failed unread');
-    logPseudo(ctx, key, code, 'the note is binary or not valid UTF-8; it was moved to Failed/ unchanged');
+    ctx.logger.error(
+      { note: key, moved_to: moved && noteKey(ctx, moved), code },
+      'note is binary or not UTF-8: moved to Failed unread',
+    );
+    logPseudo(
+      ctx,
+      key,
+      code,
+      'the note is binary or not valid UTF-8; it was moved to Failed/ unchanged',
+    );
     return;
   }
   const claimed = await claimNote(path, ctx.layout);
   if (claimed === null) return;
   const message = `the note is ${read.size ?? 0} bytes, over the ${ctx.config.max_note_bytes}-byte cap (config max_note_bytes); split it into smaller notes`;
-  const result = makePipelineResult({ id: 'note_size', name: 'vaultd', status: 'error', code: 'NOTE_TOO_LARGE', message });
+  const result = makePipelineResult({
+    id: 'note_size',
+    name: 'vaultd',
+    status: 'error',
+    code: 'NOTE_TOO_LARGE',
+    message,
+  });
   const { appendFile } = await import('node:fs/promises');
   // Appending, not rewriting: the note is too large to parse, and its text must survive as is.
   await appendFile(claimed, `\n\n## Tool Results\n\n${renderOnly(result)}`);

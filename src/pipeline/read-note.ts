@@ -3,7 +3,12 @@ import { open } from 'node:fs/promises';
 
 /** What reading a note gave. */
 export type NoteRead =
-  | { readonly kind: 'text'; readonly text: string; readonly mtimeMs: number; readonly size: number }
+  | {
+      readonly kind: 'text';
+      readonly text: string;
+      readonly mtimeMs: number;
+      readonly size: number;
+    }
   | { readonly kind: 'too_large'; readonly size: number; readonly mentionsToolCall: boolean }
   | { readonly kind: 'binary' | 'not_utf8'; readonly mentionsToolCall: boolean }
   | { readonly kind: 'not_a_file' }

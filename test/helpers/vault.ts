@@ -25,7 +25,15 @@ export interface TempVault {
 }
 
 /** The folders a note can be in, SPEC section 1. */
-export const STATE_FOLDERS = ['Needs_Action', 'In_Progress', 'Pending_Approval', 'Approved', 'Rejected', 'Done', 'Failed'];
+export const STATE_FOLDERS = [
+  'Needs_Action',
+  'In_Progress',
+  'Pending_Approval',
+  'Approved',
+  'Rejected',
+  'Done',
+  'Failed',
+];
 
 /**
  * Make a temp vault with a config file.
@@ -35,7 +43,10 @@ export async function makeVault(configYaml = ''): Promise<TempVault> {
   const root = await mkdtemp(join(tmpdir(), 'vaultd-test-'));
   for (const f of STATE_FOLDERS) await mkdir(join(root, f), { recursive: true });
   const configPath = join(root, 'vaultd.yaml');
-  await writeFile(configPath, `vault: .\nreconcile_cron: '*/2 * * * * *'\nlog:\n  level: debug\n${configYaml}`);
+  await writeFile(
+    configPath,
+    `vault: .\nreconcile_cron: '*/2 * * * * *'\nlog:\n  level: debug\n${configYaml}`,
+  );
   let seq = 0;
   const vault: TempVault = {
     root,
@@ -98,7 +109,10 @@ export function startCli(args: readonly string[], env: Record<string, string> = 
     output: () => out,
     exited,
     ready: async () => {
-      await waitFor(() => out.includes('"vaultd ready"') || exitedAlready, { timeoutMs: 20_000, message: 'daemon ready' });
+      await waitFor(() => out.includes('"vaultd ready"') || exitedAlready, {
+        timeoutMs: 20_000,
+        message: 'daemon ready',
+      });
       if (exitedAlready) throw new Error(`daemon exited early:\n${out}`);
     },
     stop: async () => {
@@ -109,13 +123,22 @@ export function startCli(args: readonly string[], env: Record<string, string> = 
 }
 
 /** Run the CLI to completion; resolves with its exit code and output. */
-export async function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number | string; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function runCli(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | string; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const code = await new Promise<number | string>((resolve) => child.on('exit', (c, s) => resolve(c ?? s ?? -1)));
+  const code = await new Promise<number | string>((resolve) =>
+    child.on('exit', (c, s) => resolve(c ?? s ?? -1)),
+  );
   return { code, stdout, stderr };
 }
 

@@ -32,13 +32,24 @@ const DEFAULT_MAX_BYTES = 5 * 1024 * 1024;
 export async function checkNotes(
   files: readonly string[],
   registry: ToolRegistry,
-  policyContext?: { policy: ReturnType<typeof compilePolicy>; grants: GrantStore; maxBytes: number },
+  policyContext?: {
+    policy: ReturnType<typeof compilePolicy>;
+    grants: GrantStore;
+    maxBytes: number;
+  },
 ): Promise<CheckFinding[]> {
   const executor = new Executor(registry, {});
   const findings: CheckFinding[] = [];
   for (const path of files) {
     const file = relative(process.cwd(), path) || path;
-    const at = (line: number, column: number, severity: CheckFinding['severity'], code: string, message: string, extra: Partial<CheckFinding> = {}): void => {
+    const at = (
+      line: number,
+      column: number,
+      severity: CheckFinding['severity'],
+      code: string,
+      message: string,
+      extra: Partial<CheckFinding> = {},
+    ): void => {
       findings.push({ file, line, column, severity, code, message, ...extra });
     };
     const read = await readNote(path, policyContext?.maxBytes ?? DEFAULT_MAX_BYTES);
@@ -47,22 +58,41 @@ export async function checkNotes(
       continue;
     }
     if (read.kind !== 'text') {
-      const code = read.kind === 'too_large' ? 'NOTE_TOO_LARGE' : read.kind === 'not_a_file' ? 'NOT_A_FILE' : 'NOTE_NOT_TEXT';
+      const code =
+        read.kind === 'too_large'
+          ? 'NOTE_TOO_LARGE'
+          : read.kind === 'not_a_file'
+            ? 'NOT_A_FILE'
+            : 'NOTE_NOT_TEXT';
       at(1, 1, 'error', code, `cannot check this file: ${read.kind.replace('_', ' ')}`);
       continue;
     }
     const front = readFrontMatter(read.text);
-    for (const d of front.diagnostics) at(d.start.line, d.start.column, d.severity, String(d.code), d.message);
+    for (const d of front.diagnostics)
+      at(d.start.line, d.start.column, d.severity, String(d.code), d.message);
     const parsed = parseNote(read.text);
     for (const d of parsed.diagnostics) {
-      at(d.start.line, d.start.column, d.severity, String(d.code), d.message, d.callId === undefined ? {} : { callId: d.callId });
+      at(
+        d.start.line,
+        d.start.column,
+        d.severity,
+        String(d.code),
+        d.message,
+        d.callId === undefined ? {} : { callId: d.callId },
+      );
     }
     const allowed = front.data['allowed_tools'];
     for (const call of parsed.calls) {
       const where = [call.start.line, call.start.column] as const;
       const extra = { callId: call.id, tool: call.name };
       if (parsed.results.has(call.id)) {
-        at(...where, 'ok', 'HAS_RESULT', `${call.name} (${call.id}) already has a result; it will not run again`, extra);
+        at(
+          ...where,
+          'ok',
+          'HAS_RESULT',
+          `${call.name} (${call.id}) already has a result; it will not run again`,
+          extra,
+        );
         continue;
       }
       const checked = executor.check({ id: call.id, name: call.name, arguments: call.arguments });
@@ -72,7 +102,13 @@ export async function checkNotes(
       }
       if (policyContext === undefined) {
         const verb = checked.tool.safety === 'dangerous' ? 'would ask a human first' : 'would run';
-        at(...where, 'ok', 'WOULD_RUN', `${call.name} (${call.id}) [${checked.tool.safety}] ${verb}`, extra);
+        at(
+          ...where,
+          'ok',
+          'WOULD_RUN',
+          `${call.name} (${call.id}) [${checked.tool.safety}] ${verb}`,
+          extra,
+        );
         continue;
       }
       const verdict = decideCall({
@@ -82,9 +118,24 @@ export async function checkNotes(
         grants: policyContext.grants,
         allowedTools: readAllowedTools(allowed).allowed,
       });
-      if (verdict.action === 'deny') at(...where, 'error', 'PERMISSION_DENIED', verdict.message, extra);
-      else if (verdict.action === 'ask') at(...where, 'ok', 'WOULD_ASK', `${call.name} (${call.id}) [${checked.tool.safety}] would ask a human first: ${verdict.reason}`, extra);
-      else at(...where, 'ok', 'WOULD_RUN', `${call.name} (${call.id}) [${checked.tool.safety}] would run (${verdict.approvedBy})`, extra);
+      if (verdict.action === 'deny')
+        at(...where, 'error', 'PERMISSION_DENIED', verdict.message, extra);
+      else if (verdict.action === 'ask')
+        at(
+          ...where,
+          'ok',
+          'WOULD_ASK',
+          `${call.name} (${call.id}) [${checked.tool.safety}] would ask a human first: ${verdict.reason}`,
+          extra,
+        );
+      else
+        at(
+          ...where,
+          'ok',
+          'WOULD_RUN',
+          `${call.name} (${call.id}) [${checked.tool.safety}] would run (${verdict.approvedBy})`,
+          extra,
+        );
     }
   }
   return findings;
@@ -96,7 +147,10 @@ export async function checkNotes(
  * @param files the notes.
  * @param options common options and `--json`.
  */
-export async function runCheck(files: readonly string[], options: CommonOptions & { json?: boolean }): Promise<number> {
+export async function runCheck(
+  files: readonly string[],
+  options: CommonOptions & { json?: boolean },
+): Promise<number> {
   let registry: ToolRegistry;
   let policyContext;
   try {
@@ -117,7 +171,9 @@ export async function runCheck(files: readonly string[], options: CommonOptions 
     process.stdout.write(`${JSON.stringify(findings, null, 2)}\n`);
   } else {
     for (const f of findings) {
-      process.stdout.write(`${f.file}:${f.line}:${f.column}  ${f.severity.padEnd(7)} ${f.code.padEnd(17)} ${f.message}\n`);
+      process.stdout.write(
+        `${f.file}:${f.line}:${f.column}  ${f.severity.padEnd(7)} ${f.code.padEnd(17)} ${f.message}\n`,
+      );
     }
     const errors = findings.filter((f) => f.severity === 'error').length;
     const calls = findings.filter((f) => f.callId !== undefined).length;

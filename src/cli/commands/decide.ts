@@ -20,7 +20,11 @@ export async function runDecision(
 ): Promise<number> {
   const { config } = await loadSetup(options);
   const layout = resolveLayout(config);
-  const candidates = [resolve(note), join(layout.pending, basename(note)), join(layout.pending, `${basename(note)}.md`)];
+  const candidates = [
+    resolve(note),
+    join(layout.pending, basename(note)),
+    join(layout.pending, `${basename(note)}.md`),
+  ];
   for (const path of candidates) {
     let text: string;
     try {
@@ -33,11 +37,15 @@ export async function runDecision(
       ...(options.reason === undefined ? {} : { reason: options.reason }),
     });
     if (outcome.ticked.length === 0) {
-      process.stderr.write(`vaultd: ${path} has no pending call${options.call ? ` with id ${options.call}` : ''}\n`);
+      process.stderr.write(
+        `vaultd: ${path} has no pending call${options.call ? ` with id ${options.call}` : ''}\n`,
+      );
       return EXIT.failure;
     }
     await writeFileAtomic(path, outcome.text);
-    process.stdout.write(`${decision === 'approve' ? 'approved' : 'rejected'}: ${outcome.ticked.join(', ')} in ${path}\n`);
+    process.stdout.write(
+      `${decision === 'approve' ? 'approved' : 'rejected'}: ${outcome.ticked.join(', ')} in ${path}\n`,
+    );
     return EXIT.ok;
   }
   process.stderr.write(`vaultd: no such note: ${note}\n`);

@@ -21,7 +21,9 @@ export async function runGrants(options: CommonOptions & { json?: boolean }): Pr
     process.stdout.write('no grants: every dangerous call asks a human\n');
   } else {
     for (const g of grants) {
-      process.stdout.write(`${g.tool.padEnd(24)} granted ${g.granted_at} by ${g.by}${g.note ? ` (${g.note})` : ''}\n`);
+      process.stdout.write(
+        `${g.tool.padEnd(24)} granted ${g.granted_at} by ${g.by}${g.note ? ` (${g.note})` : ''}\n`,
+      );
     }
   }
   return EXIT.ok;

@@ -19,7 +19,9 @@ export async function runInit(dir: string): Promise<number> {
   const configPath = join(root, 'vaultd.yaml');
   const wrote: string[] = [];
   if (!existsSync(configPath)) {
-    await writeFile(configPath, sampleConfigText().replace(/^vault:.*$/m, 'vault: .'), { flag: 'wx' });
+    await writeFile(configPath, sampleConfigText().replace(/^vault:.*$/m, 'vault: .'), {
+      flag: 'wx',
+    });
     wrote.push(configPath);
   }
   await writeFile(join(root, 'TOOLS.md'), renderToolsMarkdown(builtinRegistry().list()));

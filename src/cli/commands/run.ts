@@ -17,7 +17,8 @@ export async function runDaemonCommand(
 ): Promise<number> {
   const { config, registry } = await loadSetup(options);
   const logger = createLogger(config.log.level);
-  const bar = !mode.watch && mode.progress !== false ? createProgressBar(process.stderr) : undefined;
+  const bar =
+    !mode.watch && mode.progress !== false ? createProgressBar(process.stderr) : undefined;
   let daemon;
   try {
     daemon = await startDaemon({
@@ -53,5 +54,15 @@ export async function runDaemonCommand(
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
+    process.on('SIGHUP', () => {
+      loadSetup(options).then(
+        (next) => daemon.reload(next.config),
+        (error: unknown) =>
+          logger.error(
+            { err: error },
+            'SIGHUP: the new config is invalid; keeping the running one',
+          ),
+      );
+    });
   });
 }

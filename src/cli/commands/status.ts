@@ -27,7 +27,9 @@ function percentile(sorted: readonly number[], p: number): number {
  * `vaultd status`: notes per folder, pending approvals and per-tool figures from the execution log.
  * @param options common options, `--json`, `--days`.
  */
-export async function runStatus(options: CommonOptions & { json?: boolean; days: string }): Promise<number> {
+export async function runStatus(
+  options: CommonOptions & { json?: boolean; days: string },
+): Promise<number> {
   const { config } = await loadSetup(options);
   const layout = resolveLayout(config);
   const folders = {
@@ -42,10 +44,15 @@ export async function runStatus(options: CommonOptions & { json?: boolean; days:
   const counts: Record<string, number> = {};
   for (const [name, dir] of Object.entries(folders)) counts[name] = (await listNotes(dir)).length;
 
-  const pending: { note: string; calls: { id: string; tool: string; requested_at: string }[] }[] = [];
+  const pending: { note: string; calls: { id: string; tool: string; requested_at: string }[] }[] =
+    [];
   for (const path of await listNotes(layout.pending)) {
     const text = await readFile(path, 'utf8').catch(() => '');
-    const calls = [...parseApprovalSection(text).values()].map((d) => ({ id: d.id, tool: d.name ?? '?', requested_at: d.requestedAt ?? '?' }));
+    const calls = [...parseApprovalSection(text).values()].map((d) => ({
+      id: d.id,
+      tool: d.name ?? '?',
+      requested_at: d.requestedAt ?? '?',
+    }));
     pending.push({ note: basename(path), calls });
   }
 
@@ -54,7 +61,14 @@ export async function runStatus(options: CommonOptions & { json?: boolean; days:
   const times = new Map<string, number[]>();
   const figures: Record<string, ToolFigures> = {};
   for await (const entry of readExecutionLog(layout.logs, { since })) {
-    const f = (figures[entry.tool] ??= { calls: 0, success: 0, errors: 0, rejected: 0, p50_ms: 0, p95_ms: 0 });
+    const f = (figures[entry.tool] ??= {
+      calls: 0,
+      success: 0,
+      errors: 0,
+      rejected: 0,
+      p50_ms: 0,
+      p95_ms: 0,
+    });
     f.calls++;
     if (entry.status === 'success') f.success++;
     else if (entry.status === 'rejected') f.rejected++;
@@ -71,7 +85,9 @@ export async function runStatus(options: CommonOptions & { json?: boolean; days:
   }
 
   if (options.json) {
-    process.stdout.write(`${JSON.stringify({ vault: layout.root, folders: counts, pending, tools: figures, days }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ vault: layout.root, folders: counts, pending, tools: figures, days }, null, 2)}\n`,
+    );
     return EXIT.ok;
   }
   const out: string[] = [`vault ${layout.root}`, '', 'notes per folder:'];
@@ -80,9 +96,15 @@ export async function runStatus(options: CommonOptions & { json?: boolean; days:
   for (const p of pending) {
     for (const c of p.calls) out.push(`  ${p.note}  ${c.tool} (${c.id}) since ${c.requested_at}`);
   }
-  out.push('', `tools, last ${days} day(s):`, `  ${'tool'.padEnd(20)} ${'calls'.padStart(6)} ${'ok'.padStart(6)} ${'errors'.padStart(6)} ${'rejected'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)}`);
+  out.push(
+    '',
+    `tools, last ${days} day(s):`,
+    `  ${'tool'.padEnd(20)} ${'calls'.padStart(6)} ${'ok'.padStart(6)} ${'errors'.padStart(6)} ${'rejected'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)}`,
+  );
   for (const [tool, f] of Object.entries(figures).sort()) {
-    out.push(`  ${tool.padEnd(20)} ${String(f.calls).padStart(6)} ${String(f.success).padStart(6)} ${String(f.errors).padStart(6)} ${String(f.rejected).padStart(8)} ${String(f.p50_ms).padStart(7)} ${String(f.p95_ms).padStart(7)}`);
+    out.push(
+      `  ${tool.padEnd(20)} ${String(f.calls).padStart(6)} ${String(f.success).padStart(6)} ${String(f.errors).padStart(6)} ${String(f.rejected).padStart(8)} ${String(f.p50_ms).padStart(7)} ${String(f.p95_ms).padStart(7)}`,
+    );
   }
   process.stdout.write(`${out.join('\n')}\n`);
   return EXIT.ok;

@@ -8,7 +8,9 @@ import { builtinRegistry } from '../setup.ts';
  * in a model API's format.
  * @param options `--json` or `--format openai|anthropic|mcp`.
  */
-export async function runTools(options: CommonOptions & { json?: boolean; format?: 'openai' | 'anthropic' | 'mcp' }): Promise<number> {
+export async function runTools(
+  options: CommonOptions & { json?: boolean; format?: 'openai' | 'anthropic' | 'mcp' },
+): Promise<number> {
   const tools = builtinRegistry().list();
   const print = (value: unknown): void => {
     process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);

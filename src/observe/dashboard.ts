@@ -1,0 +1,83 @@
+import type { ToolMetrics } from '../execute/index.ts';
+import type { ToolResult } from '../protocol/types.ts';
+import type { VaultSnapshot } from './vault-snapshot.ts';
+
+/** One finished call, for the dashboard's list of recent calls. */
+export interface RecentCall {
+  readonly note: string;
+  readonly tool: string;
+  readonly callId: string;
+  readonly status: ToolResult['status'];
+  readonly code: string | null;
+  readonly ms: number;
+  readonly at: string;
+}
+
+/** What the dashboard shows. */
+export interface DashboardInput {
+  readonly snapshot: VaultSnapshot;
+  readonly recent: readonly RecentCall[];
+  readonly tools: Readonly<Record<string, ToolMetrics>>;
+  readonly pendingFolder: string;
+  readonly state: string;
+  readonly queueDepth: number;
+}
+
+const cell = (text: string): string => text.replace(/\|/g, '\\|').replace(/[\r\n]+/g, ' ');
+const link = (folder: string, note: string): string => `[[${folder}/${note.replace(/\.md$/, '')}]]`;
+
+/**
+ * Render `Dashboard.md`: counts per folder, pending approvals as links, recent calls and per-tool
+ * figures, so an Obsidian user sees the daemon's state without leaving the vault.
+ * @param input the figures.
+ */
+export function renderDashboard(input: DashboardInput): string {
+  const { snapshot } = input;
+  const lines = [
+    '---',
+    'vaultd: dashboard',
+    `updated: ${snapshot.at}`,
+    '---',
+    '# vaultd',
+    '',
+    `Daemon **${input.state}**, ${input.queueDepth} note(s) queued. Rewritten by vaultd every few seconds; edits here are lost.`,
+    '',
+    '## Notes',
+    '',
+    '| folder | notes |',
+    '| --- | ---: |',
+    ...Object.entries(snapshot.notes).map(([state, n]) => `| ${state} | ${n} |`),
+    '',
+    '## Waiting for you',
+    '',
+  ];
+  if (snapshot.pending.length === 0) lines.push('Nothing waits for a decision.');
+  for (const p of snapshot.pending) {
+    const calls = p.calls.map((c) => `\`${cell(c.tool)}\``).join(', ');
+    lines.push(`- ${link(input.pendingFolder, p.note)}: ${calls || 'no readable call'}`);
+  }
+  lines.push('', '## Recent calls', '');
+  if (input.recent.length === 0) lines.push('No call since the daemon started.');
+  else {
+    lines.push('| finished | tool | status | ms | note |', '| --- | --- | --- | ---: | --- |');
+    for (const r of input.recent) {
+      const status = r.code === null ? r.status : `${r.status} (${r.code})`;
+      lines.push(`| ${r.at} | \`${cell(r.tool)}\` | ${status} | ${r.ms} | ${cell(r.note)} |`);
+    }
+  }
+  lines.push('', '## Tools since start', '');
+  const tools = Object.entries(input.tools);
+  if (tools.length === 0) lines.push('No tool has run yet.');
+  else {
+    lines.push(
+      '| tool | calls | ok | errors | rejected | timeouts | p50 ms | p95 ms |',
+      '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    );
+    for (const [name, m] of tools.sort(([a], [b]) => a.localeCompare(b))) {
+      lines.push(
+        `| \`${cell(name)}\` | ${m.calls} | ${m.successes} | ${m.errors} | ${m.rejections} | ${m.timeouts} | ${Math.round(m.latencyP50Ms)} | ${Math.round(m.latencyP95Ms)} |`,
+      );
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,146 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config/types.ts';
+import type { Executor } from '../execute/index.ts';
+import type { VaultLayout } from '../vault/index.ts';
+import { writeFileAtomic } from '../vault/index.ts';
+import { join } from 'node:path';
+import { renderDashboard, type RecentCall } from './dashboard.ts';
+import type { EventBus } from './event-bus.ts';
+import { startHttpServer } from './http-server.ts';
+import { createMetrics } from './metrics.ts';
+import { takeVaultSnapshot, type VaultSnapshot } from './vault-snapshot.ts';
+
+/** What the monitor needs from the daemon. */
+export interface MonitorOptions {
+  readonly config: Config;
+  readonly layout: VaultLayout;
+  readonly bus: EventBus;
+  readonly executor: Executor;
+  readonly logger: Logger;
+  queueDepth(): number;
+  isReady(): boolean;
+  isWatching(): boolean;
+}
+
+/** The running observability: HTTP endpoints and `Dashboard.md`. */
+export interface Monitor {
+  /** The HTTP listener's URL, when `http.port` is set. */
+  readonly url: string | undefined;
+  close(): Promise<void>;
+}
+
+const RECENT_CALLS = 20;
+// At rest nothing moves, so counting the archives again would be wasted work; a slow refresh
+// still catches notes moved by hand.
+const IDLE_REFRESH_MS = 5 * 60_000;
+
+/**
+ * Start what lets an operator see the daemon: the optional HTTP listener (`/health`, `/metrics`,
+ * `/events`) and `Dashboard.md`. Folder counts are taken in the background after notes moved,
+ * never per event and never at start-up.
+ * @param options the daemon's parts.
+ */
+export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
+  const { config, layout, bus, logger } = options;
+  const dashboardOn = config.dashboard_interval_ms > 0;
+  const httpOn = config.http.port !== null;
+  if (!dashboardOn && !httpOn) return { url: undefined, close: async () => undefined };
+
+  let snapshot: VaultSnapshot = { at: new Date().toISOString(), notes: {}, pending: [] };
+  let dirty = true;
+  let lastRefresh = 0;
+  let state = 'starting';
+  const recent: RecentCall[] = [];
+  const unsubscribe = bus.subscribe((event) => {
+    if (event.name === 'tool.result') {
+      const { result, note } = event.payload;
+      recent.unshift({
+        note,
+        tool: result.name,
+        callId: result.id,
+        status: result.status,
+        code: result.error?.code ?? null,
+        ms: result.metadata.execution_time_ms,
+        at: result.metadata.finished_at,
+      });
+      recent.length = Math.min(recent.length, RECENT_CALLS);
+    } else if (event.name === 'daemon.state') {
+      state = event.payload.state;
+    }
+    dirty = true;
+  });
+
+  let refreshing: Promise<void> | undefined;
+  const refresh = (): Promise<void> =>
+    (refreshing ??= (async () => {
+      try {
+        snapshot = await takeVaultSnapshot(layout);
+        lastRefresh = Date.now();
+      } catch (error) {
+        logger.warn({ err: error }, 'could not count the vault folders');
+      } finally {
+        refreshing = undefined;
+      }
+    })());
+
+  const interval = dashboardOn ? config.dashboard_interval_ms : 10_000;
+  const tick = async (): Promise<void> => {
+    if (!dirty && Date.now() - lastRefresh < IDLE_REFRESH_MS) return;
+    dirty = false;
+    await refresh();
+    if (!dashboardOn) return;
+    const text = renderDashboard({
+      snapshot,
+      recent,
+      tools: options.executor.metrics(),
+      pendingFolder: config.folders.pending,
+      state,
+      queueDepth: options.queueDepth(),
+    });
+    await writeFileAtomic(join(layout.root, 'Dashboard.md'), text, { fsyncDir: false }).catch(
+      (error: unknown) => logger.warn({ err: error }, 'could not write Dashboard.md'),
+    );
+  };
+  const timer = setInterval(() => void tick(), interval);
+  timer.unref();
+
+  let server: Awaited<ReturnType<typeof startHttpServer>> | undefined;
+  let metrics: ReturnType<typeof createMetrics> | undefined;
+  if (httpOn) {
+    metrics = createMetrics(
+      bus,
+      {
+        queueDepth: options.queueDepth,
+        notesPerState: () => ({ ...snapshot.notes }),
+        pendingApprovals: () => snapshot.pending.reduce((n, p) => n + p.calls.length, 0),
+      },
+      { logger },
+    );
+    server = await startHttpServer({
+      host: config.http.host,
+      port: config.http.port as number,
+      bus,
+      metrics,
+      logger,
+      health: () => ({
+        ready: options.isReady(),
+        watching: options.isWatching(),
+        queue_depth: options.queueDepth(),
+        state,
+        notes: snapshot.notes,
+      }),
+    });
+    logger.info({ url: server.url }, 'HTTP listener: /health /metrics /events');
+  }
+
+  return {
+    url: server?.url,
+    async close() {
+      clearInterval(timer);
+      unsubscribe();
+      await tick().catch(() => undefined);
+      await server?.close();
+      metrics?.close();
+    },
+  };
+}

@@ -1,0 +1,189 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFrontMatter, splitFrontMatter, updateFrontMatter } from '../../src/note/index.ts';
+import { readNote, toCrlf } from './fixtures.ts';
+
+const spans: [string, string, string | null][] = [
+  ['plain ---', '---\na: 1\n---\nbody', 'yaml'],
+  ['---yaml', '---yaml\na: 1\n---\n', 'yaml'],
+  ['closed by ...', '---\na: 1\n...\nbody', 'yaml'],
+  ['CRLF', '---\r\na: 1\r\n---\r\nbody', 'yaml'],
+  ['after a BOM', '\uFEFF---\na: 1\n---\n', 'yaml'],
+  ['empty', '---\n---\n', 'yaml'],
+  ['---js', '---js\nx\n---\n', 'js'],
+  ['---javascript', '---javascript\nx\n---\n', 'javascript'],
+  ['---toml', '---toml\na = 1\n---\n', 'toml'],
+  ['+++ toml', '+++\na = 1\n+++\n', 'toml'],
+  ['unclosed', '---\na: 1\n', null],
+  ['not at the top', '\n---\na: 1\n---\n', null],
+  ['a thematic break', '----\na\n----\n', null],
+];
+
+for (const [name, text, lang] of spans) {
+  test(`splitFrontMatter: ${name}`, () => {
+    const span = splitFrontMatter(text);
+    assert.equal(span?.lang ?? null, lang);
+    if (span !== null) {
+      assert.equal(span.start, text.startsWith('\uFEFF') ? 1 : 0);
+      assert.match(text.slice(span.contentEnd, span.end), /^(---|\.\.\.|\+\+\+)\r?\n?$/);
+    }
+  });
+}
+
+test('the span bounds the YAML source exactly', () => {
+  const text = '\uFEFF---\r\na: 1\r\nb: 2\r\n---\r\nbody';
+  const span = splitFrontMatter(text);
+  assert.equal(text.slice(span?.contentStart, span?.contentEnd), 'a: 1\r\nb: 2\r\n');
+  assert.equal(text.slice(span?.end), 'body');
+});
+
+const reads: [string, string, Record<string, unknown>, string[]][] = [
+  ['YAML mapping', '---\na: 1\nb: [x, y]\n---\n', { a: 1, b: ['x', 'y'] }, []],
+  ['no front-matter', 'body', {}, []],
+  ['empty', '---\n---\n', {}, []],
+  [
+    'broken YAML',
+    '---\na: [1, 2\nb: : c\n---\n',
+    {},
+    ['invalid-front-matter', 'invalid-front-matter'],
+  ],
+  ['duplicate keys', '---\na: 1\na: 2\n---\n', {}, ['invalid-front-matter']],
+  ['a scalar', '---\njust text\n---\n', {}, ['front-matter-not-mapping']],
+  ['a sequence', '---\n- a\n---\n', {}, ['front-matter-not-mapping']],
+  [
+    'custom tags are not executed',
+    "---\na: !!js/function 'function(){}'\n---\n",
+    { a: 'function(){}' },
+    ['front-matter-warning'],
+  ],
+  ['---js', readNote('js-front-matter.md'), {}, ['UNSUPPORTED_FRONT_MATTER']],
+  ['+++ toml', '+++\na = 1\n+++\n', {}, ['UNSUPPORTED_FRONT_MATTER']],
+  [
+    'an alias bomb',
+    '---\na: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\n---\n',
+    {},
+    ['invalid-front-matter'],
+  ],
+];
+
+for (const [name, text, data, codes] of reads) {
+  test(`readFrontMatter: ${name}`, () => {
+    const got = readFrontMatter(text);
+    assert.deepEqual(got.data, data);
+    assert.deepEqual(
+      got.diagnostics.map((d) => d.code),
+      codes,
+    );
+  });
+}
+
+test('a YAML error is placed on its note line', () => {
+  const { diagnostics } = readFrontMatter('---\ntitle: ok\nbad: [1, 2\n---\n');
+  assert.equal(diagnostics[0]?.severity, 'warning');
+  assert.ok((diagnostics[0]?.start.line ?? 0) >= 3);
+});
+
+test('__proto__ in front-matter does not pollute prototypes', () => {
+  const { data } = readFrontMatter('---\n__proto__: {polluted: 1}\n---\n');
+  assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  assert.equal(Object.getPrototypeOf(data), Object.prototype);
+});
+
+const owned = {
+  status: 'done',
+  processed_at: '2026-11-21T10:00:00.000Z',
+  tool_calls: 2,
+  tool_errors: 0,
+};
+
+test('updating keeps comments, quoting, order, flow collections and unknown keys byte for byte', () => {
+  const text = readNote('rich-front-matter.md');
+  const out = updateFrontMatter(text, owned);
+  const expected = text
+    .replace('status: new\n', 'status: done\n')
+    .replace(
+      '  line two\n---',
+      '  line two\nprocessed_at: 2026-11-21T10:00:00.000Z\ntool_calls: 2\ntool_errors: 0\n---',
+    );
+  assert.equal(out, expected);
+  assert.deepEqual(readFrontMatter(out).data, { ...readFrontMatter(text).data, ...owned });
+});
+
+test('CRLF front-matter stays CRLF, and a BOM and the body survive', () => {
+  const text = `\uFEFF${toCrlf(readNote('rich-front-matter.md'))}`;
+  const out = updateFrontMatter(text, owned);
+  assert.ok(out.startsWith('\uFEFF---\r\n# Owner: keep this comment\r\n'));
+  assert.doesNotMatch(out, /[^\r]\n/);
+  assert.ok(out.endsWith('---\r\nBody text stays.\r\n'));
+  assert.ok(out.includes("title: 'Quoted title'   # trailing comment\r\n"));
+  assert.ok(out.includes('tool_errors: 0\r\n---\r\n'));
+});
+
+test('updating twice replaces in place and is stable', () => {
+  const once = updateFrontMatter(readNote('rich-front-matter.md'), owned);
+  const twice = updateFrontMatter(once, { ...owned, status: 'failed', tool_errors: 1 });
+  assert.equal(
+    twice,
+    once.replace('status: done', 'status: failed').replace('tool_errors: 0', 'tool_errors: 1'),
+  );
+});
+
+const updates: [string, string, Record<string, unknown>, string][] = [
+  [
+    'no front-matter: one is created',
+    'body\n',
+    { status: 'done' },
+    '---\nstatus: done\n---\nbody\n',
+  ],
+  [
+    'no front-matter, CRLF',
+    'body\r\n',
+    { status: 'done' },
+    '---\r\nstatus: done\r\n---\r\nbody\r\n',
+  ],
+  ['no front-matter, BOM', '\uFEFFbody', { status: 'done' }, '\uFEFF---\nstatus: done\n---\nbody'],
+  ['empty front-matter', '---\n---\nbody', { status: 'done' }, '---\nstatus: done\n---\nbody'],
+  ['comment-only front-matter', '---\n# c\n---\n', { a: 1 }, '---\n# c\na: 1\n---\n'],
+  [
+    'an empty value',
+    '---\nstatus:\nb: 1\n---\n',
+    { status: 'done' },
+    '---\nstatus: done\nb: 1\n---\n',
+  ],
+  [
+    'a value with a trailing comment',
+    '---\nstatus: new # set by vaultd\n---\n',
+    { status: 'done' },
+    '---\nstatus: done # set by vaultd\n---\n',
+  ],
+  [
+    'a quoted value keeps its neighbours',
+    '---\na: \'x\'\nstatus: "new"\n---\n',
+    { status: 'done' },
+    "---\na: 'x'\nstatus: done\n---\n",
+  ],
+  [
+    'a string that needs quotes',
+    '---\nstatus: new\n---\n',
+    { status: 'yes: no' },
+    '---\nstatus: "yes: no"\n---\n',
+  ],
+  ['---js is never touched', '---js\nx()\n---\nbody', { status: 'done' }, '---js\nx()\n---\nbody'],
+  ['broken YAML is never touched', '---\na: [1\n---\n', { status: 'done' }, '---\na: [1\n---\n'],
+  ['a non-mapping is never touched', '---\n- a\n---\n', { status: 'done' }, '---\n- a\n---\n'],
+  ['undefined values are skipped', 'x', { status: undefined }, 'x'],
+  ['closed by ...', '---\na: 1\n...\nbody', { b: 2 }, '---\na: 1\nb: 2\n...\nbody'],
+];
+
+for (const [name, text, patch, expected] of updates) {
+  test(`updateFrontMatter: ${name}`, () => {
+    assert.equal(updateFrontMatter(text, patch), expected);
+  });
+}
+
+test('a block scalar value is replaced through the Document API, comments kept', () => {
+  const out = updateFrontMatter('---\n# keep\nstatus: |\n  multi\nb: 1 # note\n---\nbody', {
+    status: 'done',
+  });
+  assert.match(out, /^---\n# keep\nstatus: done\nb: 1 # note\n---\nbody$/);
+});
