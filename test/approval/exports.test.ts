@@ -27,5 +27,6 @@ it('exports exactly the documented runtime surface of src/approval', () => {
     'rejectionMessage',
     'renderApprovalSection',
     'resolveDecisions',
+    'tickDecision',
   ]);
 });

@@ -41,7 +41,8 @@ export async function checkNotes(
   const executor = new Executor(registry, {});
   const findings: CheckFinding[] = [];
   for (const path of files) {
-    const file = relative(process.cwd(), path) || path;
+    const rel = relative(process.cwd(), path);
+    const file = rel === '' || rel.startsWith('..') ? path : rel;
     const at = (
       line: number,
       column: number,

@@ -1,0 +1,180 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { callBlock, makeVault, note, runCli, startCli, type TempVault } from '../helpers/vault.ts';
+
+describe('vaultd CLI as a child process', () => {
+  let vault: TempVault;
+  before(async () => {
+    vault = await makeVault();
+  });
+  after(async () => {
+    await vault.cleanup();
+  });
+
+  it('init creates the folders, a commented config that loads, and TOOLS.md from the registry', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'vaultd-init-'));
+    try {
+      const { code, stdout } = await runCli(['init', dir]);
+      assert.equal(code, 0);
+      assert.match(stdout, /vault ready/);
+      for (const folder of [
+        'Needs_Action',
+        'In_Progress',
+        'Pending_Approval',
+        'Approved',
+        'Rejected',
+        'Done',
+        'Failed',
+        'Logs',
+      ]) {
+        assert.ok(existsSync(join(dir, folder)), folder);
+      }
+      const config = await readFile(join(dir, 'vaultd.yaml'), 'utf8');
+      assert.match(config, /^#/m, 'the sample config is commented');
+      const tools = await readFile(join(dir, 'TOOLS.md'), 'utf8');
+      assert.match(tools, /## search_web/);
+      assert.match(tools, /## send_notification/);
+      assert.match(tools, /\| `query` \| string \| yes \|/);
+      // The written config is valid: status reads it.
+      const status = await runCli(['status', '--config', join(dir, 'vaultd.yaml'), '--json']);
+      assert.equal(status.code, 0, status.stderr);
+      assert.equal(JSON.parse(status.stdout).folders.Needs_Action, 0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('check lists what would run and every problem with line and column, exit 1 on invalid', async () => {
+    const good = join(vault.root, 'good.md');
+    const bad = join(vault.root, 'bad.md');
+    await writeFile(good, note('Good', callBlock('search_web', { query: 'x' })));
+    await writeFile(
+      bad,
+      note(
+        'Bad',
+        '```json\n{"tool_call": {"name": "search_web", "parameters": {"query": 1}}}\n```',
+        '```json\n{"tool_call": oops}\n```',
+      ),
+    );
+    const ok = await runCli(['check', '--config', vault.configPath, good]);
+    assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+    assert.match(ok.stdout, /good\.md:6:1 +ok +WOULD_RUN +search_web/);
+    const res = await runCli(['check', '--config', vault.configPath, bad, '--json']);
+    assert.equal(res.code, 1);
+    const findings = JSON.parse(res.stdout) as {
+      line: number;
+      column: number;
+      code: string;
+      message: string;
+    }[];
+    const params = findings.find((f) => f.code === 'INVALID_PARAMS');
+    assert.ok(params, res.stdout);
+    assert.equal(params.line, 6);
+    assert.match(params.message, /query/);
+    const json = findings.find((f) => f.code === 'INVALID_JSON');
+    assert.ok(json, res.stdout);
+    assert.equal(json.line, 11, 'the line of the JSON error inside the block');
+    // check runs nothing: the notes are where they were, unchanged.
+    assert.equal(
+      await readFile(good, 'utf8'),
+      note('Good', callBlock('search_web', { query: 'x' })),
+    );
+  });
+
+  it('check works without a config and says a dangerous call would ask first', async () => {
+    const path = join(vault.root, 'danger.md');
+    await writeFile(
+      path,
+      note(
+        'D',
+        callBlock('send_notification', { recipient: 'a@example.com', subject: 's', body: 'b' }),
+      ),
+    );
+    const res = await runCli(['check', path]);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout, /would ask a human first/);
+  });
+
+  it('tools prints the registry as a table, JSON and each model API format', async () => {
+    const table = await runCli(['tools']);
+    assert.equal(table.code, 0);
+    assert.match(table.stdout, /search_web +safe/);
+    assert.match(table.stdout, /send_notification +dangerous/);
+    const json = JSON.parse((await runCli(['tools', '--json'])).stdout) as {
+      name: string;
+      inputSchema: { type: string };
+    }[];
+    assert.deepEqual(json.map((t) => t.name).sort(), ['search_web', 'send_notification']);
+    assert.equal(json[0]?.inputSchema.type, 'object');
+    const openai = JSON.parse((await runCli(['tools', '--format', 'openai'])).stdout) as {
+      type: string;
+      function: { name: string };
+    }[];
+    assert.equal(openai[0]?.type, 'function');
+    const anthropic = JSON.parse((await runCli(['tools', '--format', 'anthropic'])).stdout) as {
+      input_schema: unknown;
+    }[];
+    assert.ok(anthropic[0]?.input_schema);
+    const mcp = JSON.parse((await runCli(['tools', '--format', 'mcp'])).stdout) as {
+      name: string;
+      inputSchema: unknown;
+      annotations: { destructiveHint: boolean };
+    }[];
+    assert.equal(
+      mcp.find((t) => t.name === 'send_notification')?.annotations.destructiveHint,
+      true,
+    );
+    const badFormat = await runCli(['tools', '--format', 'xml']);
+    assert.equal(badFormat.code, 2);
+  });
+
+  it('refuses a bad config with exit 2 and a message naming the key', async () => {
+    const path = join(vault.root, 'bad.yaml');
+    await writeFile(path, 'vault: .\nconcurency: 3\ntimeout_ms: soon\n');
+    const res = await runCli(['run', '--config', path]);
+    assert.equal(res.code, 2);
+    assert.match(res.stderr, /concurency/);
+    assert.match(res.stderr, /did you mean 'concurrency'/);
+    assert.match(res.stderr, /timeout_ms/);
+  });
+
+  it('substitutes ${ENV} in the config and reports a missing variable by key', async () => {
+    const path = join(vault.root, 'env.yaml');
+    await writeFile(
+      path,
+      'vault: .\ntools:\n  send_notification:\n    email:\n      pass: ${VAULTD_TEST_MISSING_SECRET}\n',
+    );
+    const res = await runCli(['status', '--config', path]);
+    assert.equal(res.code, 2);
+    assert.match(res.stderr, /VAULTD_TEST_MISSING_SECRET/);
+  });
+
+  it('refuses a second daemon on the same vault with a clear message', async () => {
+    const first = startCli(['run', '--config', vault.configPath]);
+    try {
+      await first.ready();
+      const second = await runCli(['run', '--config', vault.configPath]);
+      assert.equal(second.code, 1);
+      assert.match(second.stderr, /another vaultd \(pid \d+/);
+    } finally {
+      assert.equal(await first.stop(), 0);
+    }
+  });
+
+  it('once drains the inbox and exits 0; status shows the folders and per-tool figures', async () => {
+    await vault.drop('one.md', note('One', callBlock('search_web', { query: 5 })));
+    await vault.drop('plain.md', '# nothing to run\n');
+    const res = await runCli(['once', '--config', vault.configPath]);
+    assert.equal(res.code, 0, res.stdout + res.stderr);
+    assert.deepEqual(await vault.list('Failed'), ['one.md']);
+    assert.deepEqual(await vault.list('Needs_Action'), ['plain.md']);
+    const status = await runCli(['status', '--config', vault.configPath]);
+    assert.equal(status.code, 0);
+    assert.match(status.stdout, /Failed +1/);
+    assert.match(status.stdout, /search_web +1 +0 +1/);
+  });
+});
