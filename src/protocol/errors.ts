@@ -4,7 +4,10 @@
  */
 export const ERROR_CODES = {
   INVALID_JSON: { recoverable: false, summary: 'the tool_call block is not valid JSON' },
-  INVALID_CALL: { recoverable: false, summary: 'the block is JSON but not a tool_call of the documented shape' },
+  INVALID_CALL: {
+    recoverable: false,
+    summary: 'the block is JSON but not a tool_call of the documented shape',
+  },
   INVALID_PARAMS: { recoverable: false, summary: 'the parameters do not match the tool schema' },
   UNKNOWN_TOOL: { recoverable: false, summary: 'no tool of that name is registered' },
   TIMEOUT: { recoverable: true, summary: 'the call ran longer than its timeout and was aborted' },
@@ -12,8 +15,14 @@ export const ERROR_CODES = {
   EXECUTION_FAILED: { recoverable: false, summary: 'the tool ran and failed' },
   REJECTED: { recoverable: false, summary: 'a human rejected the call' },
   RATE_LIMITED: { recoverable: true, summary: 'the tool is over its rate limit' },
-  INTERRUPTED: { recoverable: false, summary: 'the daemon stopped while the call ran; it was not re-run' },
-  NOTE_TOO_LARGE: { recoverable: false, summary: 'the note is larger than the configured size cap' },
+  INTERRUPTED: {
+    recoverable: false,
+    summary: 'the daemon stopped while the call ran; it was not re-run',
+  },
+  NOTE_TOO_LARGE: {
+    recoverable: false,
+    summary: 'the note is larger than the configured size cap',
+  },
   NOTE_NOT_TEXT: { recoverable: false, summary: 'the note is binary or not valid UTF-8' },
   UNSUPPORTED_FRONT_MATTER: { recoverable: false, summary: 'the front-matter is not YAML' },
 } as const;

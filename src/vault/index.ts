@@ -33,4 +33,10 @@ export { claimNote, moveNoOverwrite, suffixedName, type MoveOptions } from './mo
 // The lead adds the watcher, scan and queue exports below.
 export { isNoteFile } from './note-files.ts';
 export { listNotes } from './scan.ts';
-export { startWatcher, type FolderKind, type WatchedFolder, type Watcher, type WatcherOptions } from './watcher.ts';
+export {
+  startWatcher,
+  type FolderKind,
+  type WatchedFolder,
+  type Watcher,
+  type WatcherOptions,
+} from './watcher.ts';
