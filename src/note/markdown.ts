@@ -1,6 +1,7 @@
 import remarkFrontmatter from 'remark-frontmatter';
 import remarkParse from 'remark-parse';
 import { unified } from 'unified';
+import type { Processor } from 'unified';
 import type { Heading, Root, RootContent } from 'mdast';
 import type { FrontMatterSpan } from './types.ts';
 
@@ -12,7 +13,33 @@ export const MAX_QUOTE_DEPTH = 64;
 /** Indentation (columns) of a list item beyond which a note is not parsed. */
 export const MAX_LIST_INDENT = 256;
 
-const processor = unified().use(remarkParse).use(remarkFrontmatter, ['yaml', 'toml']);
+// Only block structure matters here (fences, headings, quotes, lists), and CommonMark decides it
+// before inline parsing, so the inline constructs are switched off: parsing is about 5x faster.
+// Heading text is then raw (`## Tool *Results*` is not `## Tool Results`).
+const INLINE_CONSTRUCTS = [
+  'attention',
+  'autolink',
+  'characterEscape',
+  'characterReference',
+  'codeText',
+  'hardBreakEscape',
+  'hardBreakTrailing',
+  'htmlText',
+  'labelStartImage',
+  'labelStartLink',
+  'labelEnd',
+];
+
+function blocksOnly(this: Processor): void {
+  const data = this.data();
+  const extensions = (data.micromarkExtensions ??= []);
+  extensions.push({ disable: { null: INLINE_CONSTRUCTS } });
+}
+
+const processor = unified()
+  .use(remarkParse)
+  .use(remarkFrontmatter, ['yaml', 'toml'])
+  .use(blocksOnly);
 
 /** A parsed body, or why it was not parsed. */
 export type ParsedMarkdown =

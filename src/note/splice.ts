@@ -68,6 +68,7 @@ export function appendResults(text: string, results: readonly ToolResult[]): str
  */
 export function replaceSection(text: string, heading: string, body: string | null): string {
   const name = heading.replace(/^#+[ \t]*/, '').trim();
+  if (body === null && !text.includes(name)) return text;
   const eol = detectLineEnding(text);
   const root = parseRoot(text);
   const section = root === null ? null : findSection(root, name, text.length);
