@@ -147,7 +147,13 @@ function updateYaml(content: string, entries: [string, unknown][], eol: string):
     return null;
   }
   if (!isPlainRecord(before)) return null;
-  const expected = JSON.stringify({ ...before, ...Object.fromEntries(entries) });
+  let expected: string;
+  try {
+    expected = JSON.stringify({ ...before, ...Object.fromEntries(entries) });
+  } catch {
+    // A self-referencing alias (`a: &x [*x]`) has no JSON form: leave such front-matter alone.
+    return null;
+  }
   const spliced = spliceYaml(doc, content, entries, eol);
   if (spliced !== null && yamlMatches(spliced, expected)) return spliced;
   for (const [k, v] of entries) doc.set(k, doc.createNode(v));

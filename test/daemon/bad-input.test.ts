@@ -1,0 +1,142 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { readFile, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import {
+  callBlock,
+  makeVault,
+  note,
+  resultsOf,
+  ROOT,
+  startCli,
+  type DaemonProcess,
+  type TempVault,
+} from '../helpers/vault.ts';
+import { waitFor } from '../helpers/wait-for.ts';
+
+const PLUGIN = join(ROOT, 'test/fixtures/plugins/test-tools.ts');
+
+describe('vaultd run with hostile input: clear errors, nothing lost, daemon stays up', () => {
+  let vault: TempVault;
+  let daemon: DaemonProcess;
+  let sideLog: string;
+
+  before(async () => {
+    vault = await makeVault();
+    sideLog = join(vault.root, 'side-effects.log');
+    await writeFile(
+      vault.configPath,
+      (await readFile(vault.configPath, 'utf8')) +
+        `settle_ms: 300\nmax_note_bytes: 4096\nplugins:\n  - ${PLUGIN}\ntools:\n  side_effect:\n    log: ${sideLog}\n`,
+    );
+    daemon = startCli(['run', '--config', vault.configPath]);
+    await daemon.ready();
+  });
+
+  after(async () => {
+    const code = await daemon.stop();
+    assert.equal(code, 0, daemon.output().slice(-3000));
+    await vault.cleanup();
+  });
+
+  const inFolder = (name: string, folder: string): Promise<unknown> =>
+    waitFor(async () => (await vault.whereIs(name)) === folder, {
+      message: `${name} in ${folder}`,
+    });
+
+  it('moves a binary note that mentions tool_call to Failed/ unchanged, and logs why', async () => {
+    const bytes = Buffer.concat([
+      Buffer.from('{"tool_call": {"name": "side_effect", "parameters": {"label": "bin"}}}\n'),
+      Buffer.from([0, 1, 2, 255, 0]),
+    ]);
+    await writeFile(join(vault.root, 'Needs_Action', 'binary.md'), bytes);
+    await inFolder('binary.md', 'Failed');
+    assert.deepEqual(await readFile(join(vault.root, 'Failed', 'binary.md')), bytes);
+    await waitFor(() => daemon.output().includes('NOTE_NOT_TEXT'));
+  });
+
+  it('moves a non-UTF-8 note to Failed/ unchanged', async () => {
+    const bytes = Buffer.concat([Buffer.from('tool_call '), Buffer.from([0xc3, 0x28, 0xa0, 0xa1])]);
+    await writeFile(join(vault.root, 'Needs_Action', 'latin.md'), bytes);
+    await inFolder('latin.md', 'Failed');
+    assert.deepEqual(await readFile(join(vault.root, 'Failed', 'latin.md')), bytes);
+  });
+
+  it('gives a note over max_note_bytes a NOTE_TOO_LARGE result without parsing it, its text kept', async () => {
+    const big = note('Big', callBlock('side_effect', { label: 'big' }), 'x'.repeat(6000));
+    await vault.drop('big.md', big);
+    await inFolder('big.md', 'Failed');
+    const text = await readFile(join(vault.root, 'Failed', 'big.md'), 'utf8');
+    assert.ok(text.startsWith(big), 'the original text is kept as it was');
+    const [result] = resultsOf(text);
+    assert.equal(result?.error?.code, 'NOTE_TOO_LARGE');
+    assert.match(result?.error?.message ?? '', /max_note_bytes/);
+    assert.equal(existsSync(sideLog) && (await readFile(sideLog, 'utf8')).includes('big'), false);
+  });
+
+  it('leaves a large note without tool_call alone', async () => {
+    const text = `# Big but not ours\n\n${'y'.repeat(8000)}\n`;
+    await vault.drop('big-plain.md', text);
+    await vault.drop('marker-1.md', note('M', callBlock('slow_echo', { text: 'm' })));
+    await inFolder('marker-1.md', 'Done');
+    assert.equal(await vault.read('Needs_Action', 'big-plain.md'), text);
+  });
+
+  it('never follows a symlink in the inbox', async () => {
+    const secret = join(vault.root, 'secret.txt');
+    const secretText =
+      'do not copy {"tool_call": {"name": "slow_echo", "parameters": {"text": "leak"}}}';
+    await writeFile(secret, secretText);
+    await symlink(secret, join(vault.root, 'Needs_Action', 'link.md'));
+    await vault.drop('marker-2.md', note('M', callBlock('slow_echo', { text: 'm' })));
+    await inFolder('marker-2.md', 'Done');
+    assert.ok(
+      existsSync(join(vault.root, 'Needs_Action', 'link.md')),
+      'the link is left where it is',
+    );
+    assert.equal(await readFile(secret, 'utf8'), secretText);
+    assert.deepEqual(
+      (await vault.list('Done')).filter((n) => n.startsWith('link')),
+      [],
+    );
+  });
+
+  it('handles names with spaces, unicode and shell characters', async () => {
+    const name = "tâche — été #1 $(rm -rf) 'x'.md";
+    await vault.drop(name, note('Unicode', callBlock('slow_echo', { text: 'ok' })));
+    await inFolder(name, 'Done');
+    assert.equal(resultsOf(await vault.read('Done', name))[0]?.content, 'ok');
+  });
+
+  it('ignores dot files and editor temp files in the inbox', async () => {
+    const call = note('Temp', callBlock('side_effect', { label: 'temp-file' }));
+    for (const name of [
+      '.hidden.md',
+      '.note.md.swp',
+      'note.md~',
+      '#note.md#',
+      'note.md.tmp',
+      'note.txt',
+    ]) {
+      await writeFile(join(vault.root, 'Needs_Action', name), call);
+    }
+    await vault.drop('marker-3.md', note('M', callBlock('slow_echo', { text: 'm' })));
+    await inFolder('marker-3.md', 'Done');
+    const log = existsSync(sideLog) ? await readFile(sideLog, 'utf8') : '';
+    assert.doesNotMatch(log, /temp-file/);
+  });
+
+  it('refuses front-matter that tries to run code or abuse YAML, and stays up', async () => {
+    const tagged = `---\ntitle: !!js/function "function () { require('fs').writeFileSync('${join(vault.root, 'pwned2')}', 'x') }"\nbomb: &a [*a]\n---\n${callBlock('slow_echo', { text: 'after tags' })}\n`;
+    await vault.drop('tags.md', tagged);
+    await waitFor(
+      async () =>
+        (await vault.whereIs('tags.md')) === 'Done' ||
+        (await vault.whereIs('tags.md')) === 'Failed',
+    );
+    assert.equal(existsSync(join(vault.root, 'pwned2')), false);
+    await vault.drop('marker-4.md', note('M', callBlock('slow_echo', { text: 'still up' })));
+    await inFolder('marker-4.md', 'Done');
+  });
+});
