@@ -1,0 +1,59 @@
+const CALL =
+  '```json\n{"tool_call": {"name": "bench_echo", "parameters": {"text": "hello"}}}\n```\n';
+
+const PARAGRAPH =
+  'Agents write notes like this one: a paragraph of prose with **bold**, _emphasis_, `code`, a [link](https://example.com/page) and a [[wiki link]], then a list.\n\n' +
+  '- first item with `inline code`\n- second item\n  - nested item\n\n' +
+  '> a quotation that spans\n> two lines\n\n' +
+  '```ts\nconst x = 1;\n```\n\n';
+
+/**
+ * A typical note of about `bytes` bytes: front-matter, prose, lists, quotes, code, and one call
+ * in the middle.
+ * @param bytes the wanted size.
+ */
+export function typicalNote(bytes: number): string {
+  const head = '---\ntitle: Parse bench\ntags: [bench, parse]\n---\n# Parse bench\n\n';
+  const parts: string[] = [head];
+  let size = head.length + CALL.length;
+  let placed = false;
+  while (size < bytes) {
+    parts.push(PARAGRAPH);
+    size += PARAGRAPH.length;
+    if (!placed && size >= bytes / 2) {
+      parts.push(CALL);
+      placed = true;
+    }
+  }
+  if (!placed) parts.push(CALL);
+  return parts.join('');
+}
+
+/**
+ * A worst case of about `bytes` bytes: block quotes and lists nested `depth` deep, again and
+ * again, with a call at the bottom of every nest (the parser must track every container).
+ * @param bytes the wanted size.
+ * @param depth nesting depth of each nest.
+ */
+export function nestedNote(bytes: number, depth: number): string {
+  const parts: string[] = ['---\ntitle: Nested\n---\n'];
+  let size = 0;
+  let n = 0;
+  while (size < bytes) {
+    const lines: string[] = [];
+    let prefix = '';
+    for (let d = 0; d < depth; d++) {
+      // Alternate a quote and a list item, the way callouts hold lists that hold quotes.
+      prefix += d % 2 === 0 ? '> ' : '- ';
+      lines.push(`${prefix}level ${d} of nest ${n} with *some* text`);
+      if (d % 2 === 1) prefix = prefix.slice(0, -2) + '  ';
+    }
+    const call = `{"tool_call": {"name": "bench_echo", "parameters": {"text": "nest ${n}"}}}`;
+    lines.push(`${prefix}\`\`\`json`, `${prefix}${call}`, `${prefix}\`\`\``, '');
+    const block = lines.join('\n') + '\n';
+    parts.push(block);
+    size += block.length;
+    n++;
+  }
+  return parts.join('');
+}

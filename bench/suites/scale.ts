@@ -1,0 +1,143 @@
+import { performance } from 'node:perf_hooks';
+import type { BenchContext } from '../lib/context.ts';
+import { spawnDaemon } from '../lib/daemon-process.ts';
+import { archivedNote, noteName } from '../lib/note-text.ts';
+import { countInotifyWatches, readCpuMs, readRssMb } from '../lib/proc.ts';
+import type { Figure } from '../lib/report.ts';
+import { flushPageCache, makeBenchVault } from '../lib/temp-vault.ts';
+import { sleep } from '../lib/wait-until.ts';
+
+/** A start of `vaultd run` on a vault at rest. */
+interface StartFigures {
+  readyMs: number;
+  rssMb: number;
+  watches: number;
+}
+
+/**
+ * Scale at rest: start-up, RSS, inotify watches and idle CPU with a large archive (`Done/`,
+ * `Failed/`, `Logs/`), next to the same start on an empty vault.
+ * @param ctx the bench context.
+ */
+export async function runScale(ctx: BenchContext): Promise<Figure[]> {
+  const { scaleNotes, scaleLogFiles, idleSeconds } = ctx.sizes;
+  const empty = await measureEmptyStart();
+  const vault = await makeBenchVault('scale');
+  try {
+    const t0 = performance.now();
+    const failed = Math.round(scaleNotes / 20);
+    await vault.fill('Done', scaleNotes - failed, (i) => noteName('done', i), archivedNote);
+    await vault.fill('Failed', failed, (i) => noteName('failed', i), archivedNote);
+    await vault.fill('Logs', scaleLogFiles, logName, logText);
+    flushPageCache();
+    const fillSeconds = (performance.now() - t0) / 1000;
+
+    const daemon = spawnDaemon('run', vault.configPath);
+    try {
+      const readyAt = await daemon.waitReady(60_000);
+      const readyMs = readyAt - daemon.spawnedAt;
+      const rssAtReady = readRssMb(daemon.pid);
+      const watches = countInotifyWatches(daemon.pid);
+      await sleep(1_000); // let start-up work (JIT, first timers) settle before the idle window
+      const cpu0 = readCpuMs(daemon.pid);
+      const w0 = performance.now();
+      let rssMax = rssAtReady;
+      for (let s = 0; s < idleSeconds; s++) {
+        await sleep(1_000);
+        rssMax = Math.max(rssMax, readRssMb(daemon.pid));
+      }
+      const idlePercent = ((readCpuMs(daemon.pid) - cpu0) / (performance.now() - w0)) * 100;
+      if (daemon.exitCode() !== undefined)
+        throw new Error(`vaultd exited during the idle window:\n${daemon.tail()}`);
+      const archive = `${scaleNotes} notes in Done/ and Failed/, ${scaleLogFiles} files in Logs/ (made in ${fillSeconds.toFixed(1)} s)`;
+      return [
+        {
+          suite: 'scale',
+          name: 'spawn → ready with archive',
+          value: readyMs,
+          unit: 'ms',
+          target: '≤ 1 s',
+          met: readyMs <= 1000,
+          note: `${archive}; includes starting node and tsx; the same start on an empty vault: ${empty.readyMs.toFixed(0)} ms, ${empty.rssMb.toFixed(1)} MB, ${empty.watches} watches; log level info`,
+        },
+        {
+          suite: 'scale',
+          name: 'ready: archive cost over empty vault',
+          value: readyMs - empty.readyMs,
+          unit: 'ms',
+        },
+        {
+          suite: 'scale',
+          name: 'RSS at ready',
+          value: rssAtReady,
+          unit: 'MB',
+          note: `VmRSS from /proc/<pid>/status; empty vault: ${empty.rssMb.toFixed(1)} MB`,
+        },
+        {
+          suite: 'scale',
+          name: `RSS, highest from ready to the end of ${idleSeconds} s idle`,
+          value: rssMax,
+          unit: 'MB',
+          target: '≤ 150 MB',
+          met: rssMax <= 150,
+        },
+        {
+          suite: 'scale',
+          name: 'inotify watches',
+          value: watches,
+          unit: '',
+          target: 'archives unwatched',
+          met: watches <= empty.watches,
+          note: 'counted as `inotify wd:` lines in /proc/<pid>/fdinfo/*; equal to the empty vault means Done/, Failed/, Logs/ cost nothing',
+        },
+        {
+          suite: 'scale',
+          name: `idle CPU over ${idleSeconds} s`,
+          value: idlePercent,
+          unit: '% of a core',
+          target: '≤ 1 %',
+          met: idlePercent <= 1,
+          note: 'utime + stime from /proc/<pid>/stat, window starts 1 s after ready; default reconcile every 30 s',
+        },
+      ];
+    } finally {
+      await daemon.stop();
+    }
+  } finally {
+    await vault.remove();
+  }
+}
+
+async function measureEmptyStart(): Promise<StartFigures> {
+  const vault = await makeBenchVault('start');
+  try {
+    const daemon = spawnDaemon('run', vault.configPath);
+    try {
+      const readyAt = await daemon.waitReady(60_000);
+      return {
+        readyMs: readyAt - daemon.spawnedAt,
+        rssMb: readRssMb(daemon.pid),
+        watches: countInotifyWatches(daemon.pid),
+      };
+    } finally {
+      await daemon.stop();
+    }
+  } finally {
+    await vault.remove();
+  }
+}
+
+function logName(i: number): string {
+  const day = new Date(Date.UTC(2020, 0, 1) + i * 86_400_000).toISOString().slice(0, 10);
+  return `${day}.jsonl`;
+}
+
+function logText(i: number): string {
+  const line = JSON.stringify({
+    call_id: `call_${i}`,
+    tool: 'bench_echo',
+    note: 'Done/x.md',
+    status: 'success',
+  });
+  return `${line}\n`.repeat(20);
+}
