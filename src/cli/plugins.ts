@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isDefinedTool, type ToolRegistry } from '../protocol/index.ts';
-import type { Tool } from '../protocol/types.ts';
+import type { Tool, ToolDefinition } from '../protocol/types.ts';
 
 /**
  * Load the tool modules named in config `plugins` and register their tools. A module exports
@@ -19,6 +19,7 @@ export async function loadPlugins(
   baseDir: string,
 ): Promise<string[]> {
   const names: string[] = [];
+  if (plugins.some((spec) => /\.[mc]?ts$/.test(spec))) await enableTypeScript();
   for (const spec of plugins) {
     const path = isAbsolute(spec) ? spec : resolve(baseDir, spec);
     let mod: Record<string, unknown>;
@@ -30,18 +31,39 @@ export async function loadPlugins(
         { cause: error },
       );
     }
-    const found = new Set<Tool>();
+    const found = new Set<Tool | ToolDefinition>();
     for (const value of Object.values(mod)) {
       for (const item of Array.isArray(value) ? value : [value]) {
-        if (isDefinedTool(item)) found.add(item as Tool);
+        if (isDefinedTool(item) || looksLikeTool(item)) found.add(item as Tool);
       }
     }
     if (found.size === 0)
       throw new Error(`plugin ${JSON.stringify(spec)} exports no tool made with defineTool`);
-    for (const tool of found) {
-      registry.register(tool);
-      names.push(tool.name);
-    }
+    for (const tool of found) names.push(registry.register(tool).name);
   }
   return names;
+}
+
+let typeScriptEnabled = false;
+
+// The bundled daemon runs plain JavaScript; a plugin written in TypeScript needs tsx's loader.
+async function enableTypeScript(): Promise<void> {
+  if (typeScriptEnabled) return;
+  typeScriptEnabled = true;
+  const { register } = await import('tsx/esm/api');
+  register();
+}
+
+// A plugin made with another copy of vaultd's protocol module (the bundled daemon loading a
+// plugin that imports the sources, say) exports tools this copy did not define: recognise them by
+// shape, and let the registry declare them again, which checks them and compiles the validator.
+function looksLikeTool(value: unknown): value is ToolDefinition {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return (
+    typeof v['name'] === 'string' &&
+    typeof v['handler'] === 'function' &&
+    typeof v['safety'] === 'string' &&
+    typeof v['parameters'] === 'object'
+  );
 }

@@ -1,6 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
-const DEFAULT_CONFIG_FILE = new URL('../../config/vaultd.yaml', import.meta.url);
+// From the sources this module is src/config/sample.ts; in the bundle it is dist/vaultd.mjs.
+const DEFAULT_CONFIG_FILE = [
+  new URL('../../config/vaultd.yaml', import.meta.url),
+  new URL('../config/vaultd.yaml', import.meta.url),
+].find((url) => existsSync(url)) as URL;
 
 /**
  * The commented sample config that `vaultd init` writes: the shipped `config/vaultd.yaml` with
