@@ -52,15 +52,13 @@ export class ResultCache {
   }
 
   #evict(): void {
+    // Map iteration is insertion order and every entry has the same TTL, so the expired entries
+    // are at the front: drop from the front while they are expired or the map is full. A full
+    // sweep here would cost the whole map on every miss once the cache is full.
     const now = Date.now();
     for (const [key, entry] of this.#entries) {
-      if (entry.expiresAt <= now) this.#entries.delete(key);
-    }
-    // Map iteration is insertion order, so the first key is the oldest.
-    while (this.#entries.size >= this.#maxEntries) {
-      const oldest = this.#entries.keys().next();
-      if (oldest.done === true) break;
-      this.#entries.delete(oldest.value);
+      if (entry.expiresAt > now && this.#entries.size < this.#maxEntries) break;
+      this.#entries.delete(key);
     }
   }
 }

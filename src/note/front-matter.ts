@@ -156,8 +156,9 @@ function updateYaml(content: string, entries: [string, unknown][], eol: string):
   }
   const spliced = spliceYaml(doc, content, entries, eol);
   if (spliced !== null && yamlMatches(spliced, expected)) return spliced;
-  for (const [k, v] of entries) doc.set(k, doc.createNode(v));
-  const restrung = doc.toString({ lineWidth: 0 }).replace(/\n/g, eol);
+  const editable = parseEditable(content);
+  for (const [k, v] of entries) editable.set(k, editable.createNode(v));
+  const restrung = editable.toString({ lineWidth: 0 }).replace(/\n/g, eol);
   return yamlMatches(restrung, expected) ? restrung : null;
 }
 
@@ -207,6 +208,22 @@ function yamlMatches(content: string, expected: string): boolean {
 }
 
 function parseFrontMatterYaml(content: string): Document.Parsed {
+  const cached = recentDocuments.get(content);
+  if (cached !== undefined) return cached;
+  const doc = parseEditable(content);
+  if (recentDocuments.size >= RECENT_DOCUMENTS) {
+    recentDocuments.delete(recentDocuments.keys().next().value as string);
+  }
+  recentDocuments.set(content, doc);
+  return doc;
+}
+
+// A note's front-matter is read when its calls are found and again, unchanged, when the results
+// are written back: recent parses are kept (read-only; an edit parses its own copy).
+const RECENT_DOCUMENTS = 128;
+const recentDocuments = new Map<string, Document.Parsed>();
+
+function parseEditable(content: string): Document.Parsed {
   return parseDocument(content, { prettyErrors: false, uniqueKeys: true });
 }
 

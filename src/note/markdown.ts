@@ -53,6 +53,27 @@ export type ParsedMarkdown =
  * @param span Its front-matter span, or null.
  */
 export function parseMarkdown(text: string, span: FrontMatterSpan | null): ParsedMarkdown {
+  const cached = recentParses.get(text);
+  if (cached !== undefined) return cached;
+  const parsed = parseUncached(text, span);
+  if (text.length <= CACHE_MAX_CHARS) {
+    if (recentParses.size >= CACHE_ENTRIES) {
+      recentParses.delete(recentParses.keys().next().value as string);
+    }
+    recentParses.set(text, parsed);
+  }
+  return parsed;
+}
+
+// The pipeline parses a note to find its calls and, when it writes the results back into the same
+// text, again to find where the results go: a small cache of recent parses (trees are never
+// mutated after parsing) makes the second parse free. The span is derived from the text, so the
+// text alone is the key. Large notes are not kept, to bound memory.
+const CACHE_ENTRIES = 128;
+const CACHE_MAX_CHARS = 256 * 1024;
+const recentParses = new Map<string, ParsedMarkdown>();
+
+function parseUncached(text: string, span: FrontMatterSpan | null): ParsedMarkdown {
   const tooDeep = findExcessiveNesting(text);
   if (tooDeep !== null) return { root: null, problem: tooDeep };
   let shift = 0;

@@ -2,6 +2,8 @@ import { pino, type Logger, type LoggerOptions } from 'pino';
 
 /**
  * Create the daemon's logger: JSON lines on stdout (pipe through `pino-pretty` on a terminal).
+ * Lines are written asynchronously so logging never blocks the event loop on a slow pipe or
+ * journald; they are flushed when the process exits normally.
  * @param level pino level; defaults to `info`, or `VAULTD_LOG_LEVEL` when set.
  * @param destination file descriptor to write to; defaults to 1 (stdout).
  */
@@ -11,7 +13,16 @@ export function createLogger(level?: string, destination = 1): Logger {
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
   };
-  return pino(options, pino.destination({ dest: destination, sync: true }));
+  const stream = pino.destination({ dest: destination, sync: false });
+  // A hard exit (a second signal) would drop what is still buffered.
+  process.once('exit', () => {
+    try {
+      stream.flushSync();
+    } catch {
+      // Nothing more can be done for a log line at exit: stdout is gone.
+    }
+  });
+  return pino(options, stream);
 }
 
 /** A logger that drops everything, for library use and tests. */

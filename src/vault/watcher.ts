@@ -1,5 +1,6 @@
 import { watch, type FSWatcher } from 'chokidar';
-import { basename, dirname } from 'node:path';
+import { watch as watchFolder, type FSWatcher as FolderWatcher } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { isNoteFile } from './note-files.ts';
 
@@ -27,35 +28,70 @@ export interface Watcher {
 }
 
 /**
- * Watch the inbox and decision folders (top level only, never the archives) with chokidar.
- * Events are hints: inotify drops them silently when its queue overflows, so the daemon also
- * runs a reconcile scan.
+ * Watch the inbox and decision folders (top level only, never the archives). Events are hints:
+ * inotify drops them silently when its queue overflows, so the daemon also runs a reconcile scan,
+ * and every event is checked against the file itself.
+ *
+ * The decision folders, where humans move and edit a few notes, are watched with chokidar. The
+ * inbox, where agents drop notes by the thousand, is watched with `fs.watch` (the inotify watch
+ * chokidar itself sits on): chokidar answers every change of a folder by listing it again with an
+ * `lstat` per file, which took 12–20 % of the daemon's time while it drained a backlog
+ * (bench/README.md), whereas one inotify event costs one queue entry.
  * @param options the folders, a logger and the callback.
  */
 export function startWatcher(options: WatcherOptions): Watcher {
-  const kinds = new Map(options.folders.map((f) => [f.path, f.kind]));
-  const watcher: FSWatcher = watch(
-    options.folders.map((f) => f.path),
-    {
-      ignoreInitial: true,
-      depth: 0,
-      // Renames into the folder are the common case; chokidar's atomic mode would hold them back.
-      atomic: false,
-      ignored: (path, stats) => {
-        if (kinds.has(path)) return false;
-        if (stats?.isDirectory()) return true;
-        return !isNoteFile(path) && basename(path).includes('.');
+  const inboxes = options.folders.filter((f) => f.kind === 'inbox');
+  const others = options.folders.filter((f) => f.kind !== 'inbox');
+  const raw: FolderWatcher[] = inboxes.map((folder) => watchInbox(folder, options));
+
+  const kinds = new Map(others.map((f) => [f.path, f.kind]));
+  let chokidar: FSWatcher | undefined;
+  let ready = Promise.resolve();
+  if (others.length > 0) {
+    const watcher = watch(
+      others.map((f) => f.path),
+      {
+        ignoreInitial: true,
+        depth: 0,
+        // A note moved into the folder is the common case; chokidar's atomic mode would hold it back.
+        atomic: false,
+        ignored: (path, stats) => {
+          if (kinds.has(path)) return false;
+          if (stats?.isDirectory()) return true;
+          return !isNoteFile(path) && basename(path).includes('.');
+        },
       },
+    );
+    const report = (path: string): void => {
+      if (!isNoteFile(path)) return;
+      const kind = kinds.get(dirname(path));
+      if (kind) options.onNote(path, kind);
+    };
+    watcher.on('add', report);
+    watcher.on('change', report);
+    watcher.on('error', (error) => options.logger.error({ err: error }, 'watcher error'));
+    ready = new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+    chokidar = watcher;
+  }
+  return {
+    ready,
+    async close() {
+      for (const w of raw) w.close();
+      await chokidar?.close();
     },
-  );
-  const report = (path: string): void => {
-    if (!isNoteFile(path)) return;
-    const kind = kinds.get(dirname(path));
-    if (kind) options.onNote(path, kind);
   };
-  watcher.on('add', report);
-  watcher.on('change', report);
-  watcher.on('error', (error) => options.logger.error({ err: error }, 'watcher error'));
-  const ready = new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
-  return { ready, close: () => watcher.close() };
+}
+
+function watchInbox(folder: WatchedFolder, options: WatcherOptions): FolderWatcher {
+  const watcher = watchFolder(folder.path, { persistent: true }, (_event, name) => {
+    if (typeof name === 'string' && isNoteFile(name))
+      options.onNote(join(folder.path, name), folder.kind);
+  });
+  watcher.on('error', (error) =>
+    options.logger.error(
+      { err: error, folder: folder.path },
+      'inbox watch failed; the reconcile scan still runs',
+    ),
+  );
+  return watcher;
 }
