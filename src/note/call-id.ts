@@ -1,23 +1,10 @@
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../protocol/canonical-json.ts';
+
+export { canonicalJson };
 
 /** What an explicit `tool_call.id` may look like. */
 export const EXPLICIT_ID = /^[A-Za-z0-9_.:-]{1,100}$/;
-
-/**
- * Serialises JSON-like data with object keys sorted at every level, so equal data gives equal text.
- * @param value JSON-like data.
- */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v ?? null)).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const entries = Object.keys(value)
-      .sort()
-      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
 
 /**
  * Derives the stable id of a call written without `tool_call.id`: `call_` and the first 12 hex
