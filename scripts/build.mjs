@@ -1,14 +1,19 @@
 #!/usr/bin/env node
-// Bundles the daemon's TypeScript sources into dist/vaultd.mjs with esbuild (the compiler tsx
-// itself uses), so `vaultd` starts in about half the time and memory of compiling through tsx at
-// every start. Dependencies stay external. bin/vaultd.js uses the bundle only while it is newer
-// than every source file, so an edited checkout never runs stale code.
+// Bundles the daemon's TypeScript sources into dist/ with esbuild (the compiler tsx itself uses),
+// so `vaultd` starts in about half the time and memory of compiling through tsx at every start:
+// dist/vaultd.mjs (the CLI and daemon) and dist/note-worker.mjs (the thread that parses large
+// notes). Dependencies stay external. bin/vaultd.js uses the bundle only while it is newer than
+// every source file, so an edited checkout never runs stale code.
 import { build } from 'esbuild';
 
 const root = new URL('..', import.meta.url).pathname;
 await build({
-  entryPoints: [`${root}src/cli/main.ts`],
-  outfile: `${root}dist/vaultd.mjs`,
+  entryPoints: {
+    vaultd: `${root}src/cli/main.ts`,
+    'note-worker': `${root}src/note/note-worker.ts`,
+  },
+  outdir: `${root}dist`,
+  outExtension: { '.js': '.mjs' },
   bundle: true,
   platform: 'node',
   format: 'esm',

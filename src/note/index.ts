@@ -12,8 +12,7 @@ export { readFrontMatter, splitFrontMatter, updateFrontMatter } from './front-ma
 export type { FrontMatterData } from './front-matter.ts';
 export { OWNED_HEADINGS } from './markdown.ts';
 export { renderResult } from './render-result.ts';
-export { RESULTS_HEADING, appendResults, applyToNote, replaceSection } from './splice.ts';
-export type { NoteChanges } from './splice.ts';
+export { RESULTS_HEADING, appendResults, replaceSection } from './splice.ts';
 export type {
   Diagnostic,
   FoundCall,
@@ -23,3 +22,5 @@ export type {
   ParsedNote,
   Place,
 } from './types.ts';
+export { NoteTooComplexError, NoteWorker, type NoteWorkerOptions } from './off-thread.ts';
+export { applyWriteBack, type WriteBackEdit } from './worker-ops.ts';

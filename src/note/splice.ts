@@ -1,6 +1,6 @@
 import type { Root } from 'mdast';
 import type { ToolResult } from '../protocol/types.ts';
-import { splitFrontMatter, updateFrontMatter } from './front-matter.ts';
+import { splitFrontMatter } from './front-matter.ts';
 import { findSection, isFenceClosed, parseMarkdown } from './markdown.ts';
 import type { SectionSpan } from './markdown.ts';
 import { detectLineEnding, normalizeLineEndings } from './places.ts';
@@ -10,14 +10,6 @@ import { renderResult } from './render-result.ts';
 export const RESULTS_HEADING = 'Tool Results';
 
 const CALLOUT_START = /^>[ \t]?\[!(?:success|failure|warning)\]/;
-
-/** What {@link applyToNote} writes. */
-export interface NoteChanges {
-  /** Results to append (or to replace, by id). Default none. */
-  readonly results?: readonly ToolResult[];
-  /** Front-matter keys to set. Default none. */
-  readonly frontMatter?: Record<string, unknown>;
-}
 
 /**
  * Writes results under the note's `## Tool Results` heading, creating it at the end of the note
@@ -90,17 +82,6 @@ export function replaceSection(text: string, heading: string, body: string | nul
     return text.slice(0, results.start) + block + eol + text.slice(results.start);
   }
   return appendBlock(text, root, block, eol);
-}
-
-/**
- * Applies a batch of write-backs to a note: results first ({@link appendResults}), then the
- * front-matter keys (`updateFrontMatter`).
- * @param text The note's text.
- * @param changes The results and front-matter keys to write.
- */
-export function applyToNote(text: string, changes: NoteChanges): string {
-  const withResults = appendResults(text, changes.results ?? []);
-  return updateFrontMatter(withResults, changes.frontMatter ?? {});
 }
 
 function parseRoot(text: string): Root | null {

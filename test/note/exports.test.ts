@@ -4,10 +4,12 @@ import * as note from '../../src/note/index.ts';
 
 test('the note stage exports exactly its public surface', () => {
   assert.deepEqual(Object.keys(note).sort(), [
+    'NoteTooComplexError',
+    'NoteWorker',
     'OWNED_HEADINGS',
     'RESULTS_HEADING',
     'appendResults',
-    'applyToNote',
+    'applyWriteBack',
     'canonicalJson',
     'deriveBlockId',
     'deriveCallId',

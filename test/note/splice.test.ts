@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   appendResults,
-  applyToNote,
+  applyWriteBack,
   parseNote,
   renderResult,
   replaceSection,
@@ -137,9 +137,9 @@ test('replaceSection at the end of a note, CRLF kept', () => {
   assert.equal(parsed.diagnostics[0]?.code, 'call-in-vaultd-section');
 });
 
-test('applyToNote writes results and the owned front-matter keys, keeping the rest', () => {
+test('applyWriteBack writes results and the owned front-matter keys, keeping the rest', () => {
   const text = readNote('rich-front-matter.md') + '\n```json\n{"tool_call": {"name": "a"}}\n```\n';
-  const out = applyToNote(text, {
+  const out = applyWriteBack(text, {
     results: [makeResult()],
     frontMatter: { status: 'done', tool_calls: 1, tool_errors: 0 },
   });

@@ -1,0 +1,150 @@
+import { Worker } from 'node:worker_threads';
+import { runNoteJob, type NoteJob, type NoteJobResult, type WriteBackEdit } from './worker-ops.ts';
+import type { ParsedNote } from './types.ts';
+
+/** Thrown when a note takes longer than the deadline to parse or edit. */
+export class NoteTooComplexError extends Error {
+  readonly code = 'NOTE_TOO_COMPLEX';
+  constructor(chars: number, timeoutMs: number) {
+    super(
+      `the note (${chars} characters) took more than ${timeoutMs} ms to parse; markdown parsing is slow on long, deeply nested lists and quotes: split the note`,
+    );
+    this.name = 'NoteTooComplexError';
+  }
+}
+
+/** Options of {@link NoteWorker}. */
+export interface NoteWorkerOptions {
+  /** Notes up to this many characters are handled in the calling thread; default 64 Ki. */
+  readonly inlineChars?: number;
+  /** Deadline of one job in the worker; default 20 s. */
+  readonly timeoutMs?: number;
+}
+
+interface Pending {
+  readonly worker: Worker;
+  resolve(value: NoteJobResult): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout | undefined;
+}
+
+// In a checkout the sources run through tsx; from the bundle, the worker is a bundle of its own.
+const SOURCE_MODE = import.meta.url.endsWith('.ts');
+const WORKER_URL = SOURCE_MODE
+  ? new URL('./note-worker-dev.mjs', import.meta.url)
+  : new URL('./note-worker.mjs', import.meta.url);
+
+/**
+ * Parses and edits notes; large ones in a worker thread, with a deadline. remark-parse is fast on
+ * ordinary notes but can take seconds on large ones (super-linear on long nested lists and
+ * quotes), which on the main thread would stall every other note, timer and HTTP request. A job
+ * past its deadline terminates the worker (a fresh one starts for the next job).
+ */
+export class NoteWorker {
+  readonly #inlineChars: number;
+  readonly #timeoutMs: number;
+  #worker: { worker: Worker; online: Promise<void> } | undefined;
+  #nextId = 0;
+  readonly #pending = new Map<number, Pending>();
+
+  /** @param options thresholds and deadline. */
+  constructor(options: NoteWorkerOptions = {}) {
+    this.#inlineChars = options.inlineChars ?? 64 * 1024;
+    this.#timeoutMs = options.timeoutMs ?? 20_000;
+  }
+
+  /**
+   * Parse a note (see `parseNote`).
+   * @param text the note.
+   * @throws NoteTooComplexError past the deadline.
+   */
+  async parse(text: string): Promise<ParsedNote> {
+    return (await this.#run({ op: 'parse', text })) as ParsedNote;
+  }
+
+  /**
+   * Apply a write-back to a note (see `applyWriteBack`).
+   * @param text the note as it is on disk now.
+   * @param edit results, section and front-matter keys.
+   * @throws NoteTooComplexError past the deadline.
+   */
+  async edit(text: string, edit: WriteBackEdit): Promise<string> {
+    return (await this.#run({ op: 'edit', text, edit })) as string;
+  }
+
+  /** Stop the worker thread, if one runs. */
+  async close(): Promise<void> {
+    const current = this.#worker;
+    this.#worker = undefined;
+    await current?.worker.terminate();
+  }
+
+  #run(job: NoteJob): Promise<NoteJobResult> {
+    if (job.text.length <= this.#inlineChars) return Promise.resolve(runNoteJob(job));
+    const { worker, online } = this.#ensureWorker();
+    const id = this.#nextId++;
+    return new Promise<NoteJobResult>((resolve, reject) => {
+      const pending: Pending = { worker, resolve, reject, timer: undefined };
+      this.#pending.set(id, pending);
+      worker.postMessage({ id, job });
+      // The deadline counts from the worker being up: starting one is not the note's fault.
+      void online.then(() => {
+        if (!this.#pending.has(id)) return;
+        pending.timer = setTimeout(() => {
+          this.#pending.delete(id);
+          reject(new NoteTooComplexError(job.text.length, this.#timeoutMs));
+          // The only way to stop a parse in progress; the other jobs of this worker fail with it
+          // and are retried by their notes' next look.
+          void this.#restart(worker);
+        }, this.#timeoutMs);
+      });
+    });
+  }
+
+  #ensureWorker(): { worker: Worker; online: Promise<void> } {
+    if (this.#worker !== undefined) return this.#worker;
+    const worker = new Worker(WORKER_URL);
+    let markOnline = (): void => undefined;
+    const online = new Promise<void>((resolve) => (markOnline = resolve));
+    worker.unref();
+    worker.on(
+      'message',
+      (message: {
+        id: number;
+        ok: boolean;
+        value?: NoteJobResult;
+        error?: string;
+        ready?: true;
+      }) => {
+        if (message.ready === true) return markOnline();
+        const pending = this.#pending.get(message.id);
+        if (pending === undefined) return;
+        this.#pending.delete(message.id);
+        clearTimeout(pending.timer);
+        if (message.ok) pending.resolve(message.value as NoteJobResult);
+        else pending.reject(new Error(message.error));
+      },
+    );
+    worker.on('error', (error) => this.#failAll(worker, error));
+    worker.on('exit', () => {
+      if (this.#worker?.worker === worker) this.#worker = undefined;
+      this.#failAll(worker, new Error('the note worker stopped'));
+    });
+    this.#worker = { worker, online };
+    return this.#worker;
+  }
+
+  async #restart(worker: Worker): Promise<void> {
+    if (this.#worker?.worker === worker) this.#worker = undefined;
+    await worker.terminate();
+  }
+
+  #failAll(worker: Worker, error: Error): void {
+    for (const [id, pending] of this.#pending) {
+      if (pending.worker !== worker) continue;
+      clearTimeout(pending.timer);
+      pending.reject(error);
+      this.#pending.delete(id);
+    }
+  }
+}

@@ -1,0 +1,41 @@
+import { parseNote } from './find-calls.ts';
+import { updateFrontMatter } from './front-matter.ts';
+import { appendResults, replaceSection } from './splice.ts';
+import type { ToolResult } from '../protocol/types.ts';
+import type { ParsedNote } from './types.ts';
+
+/** A write-back computed in one go: results appended, one owned section set, front-matter keys. */
+export interface WriteBackEdit {
+  readonly results: readonly ToolResult[];
+  /** Heading and body of a vaultd section to set (body null removes it). */
+  readonly section?: { readonly heading: string; readonly body: string | null };
+  readonly frontMatter: Record<string, unknown>;
+}
+
+/** A job for the note worker. */
+export type NoteJob =
+  | { readonly op: 'parse'; readonly text: string }
+  | { readonly op: 'edit'; readonly text: string; readonly edit: WriteBackEdit };
+
+/** What a job gives back. */
+export type NoteJobResult = ParsedNote | string;
+
+/**
+ * Apply a write-back to a note's text: results, then the section, then the front-matter keys.
+ * @param text the note as it is on disk now.
+ * @param edit what to write.
+ */
+export function applyWriteBack(text: string, edit: WriteBackEdit): string {
+  let out = edit.results.length > 0 ? appendResults(text, edit.results) : text;
+  if (edit.section !== undefined)
+    out = replaceSection(out, edit.section.heading, edit.section.body);
+  return updateFrontMatter(out, edit.frontMatter);
+}
+
+/**
+ * Run one job in the current thread.
+ * @param job the job.
+ */
+export function runNoteJob(job: NoteJob): NoteJobResult {
+  return job.op === 'parse' ? parseNote(job.text) : applyWriteBack(job.text, job.edit);
+}
