@@ -23,6 +23,10 @@ export const ERROR_CODES = {
     recoverable: false,
     summary: 'the note is larger than the configured size cap',
   },
+  NOTE_TOO_COMPLEX: {
+    recoverable: false,
+    summary: 'the note took longer than the deadline to parse (deeply nested lists and quotes)',
+  },
   NOTE_NOT_TEXT: { recoverable: false, summary: 'the note is binary or not valid UTF-8' },
   UNSUPPORTED_FRONT_MATTER: { recoverable: false, summary: 'the front-matter is not YAML' },
 } as const;
