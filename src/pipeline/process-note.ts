@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { appendFile, stat } from 'node:fs/promises';
 import { basename, dirname, relative } from 'node:path';
 import {
   decideCall,
@@ -11,7 +11,9 @@ import {
   resolveDecisions,
   APPROVAL_HEADING as APPROVAL_SECTION,
   type PendingCall,
+  type Resolution,
 } from '../approval/index.ts';
+import { ApprovalRequests } from '../approval/requests.ts';
 import {
   appendResults,
   mightHaveToolCall,
@@ -107,9 +109,12 @@ export async function handleNote(
   if (!section.found) return;
   const defaultDecision = kind === 'approved' ? 'approve' : kind === 'rejected' ? 'reject' : 'none';
   const decided = [...section.decisions.values()].some((d) => d.decision !== 'none');
-  const expired = [...section.decisions.values()].some(
-    (d) => d.requestedAt === null || isExpired(d.requestedAt, ctx.config.approval.expire_after_ms),
-  );
+  // The time a call started waiting is vaultd's record, not the note's text, which anyone may edit.
+  const requests = requestsOf(ctx);
+  const expired = [...section.decisions.values()].some((d) => {
+    const since = requests.requestedAt(d.id) ?? d.requestedAt;
+    return since === null || isExpired(since, ctx.config.approval.expire_after_ms);
+  });
   if (defaultDecision === 'none' && !decided && !expired) return;
   const claimed = await claim(ctx, path);
   if (claimed === null) return;
@@ -169,6 +174,7 @@ async function work(
   const front = readFrontMatter(originalText);
   const results: Ordered[] = [];
   let pending: PendingCall[] = [];
+  let ranArguments = new Map<string, Record<string, unknown>>();
   const frontProblem = front.diagnostics.find((d) => d.severity === 'error');
 
   if (frontProblem !== undefined) {
@@ -187,6 +193,7 @@ async function work(
     const outcome = await settleCalls(ctx, key, originalText, parsed, front.data, options);
     results.push(...outcome.results);
     pending = outcome.pending;
+    ranArguments = outcome.ranArguments;
   }
 
   if (ctx.shutdown.aborted) {
@@ -200,7 +207,8 @@ async function work(
   const newResults = results.map((r) => r.result);
   const argumentsById = new Map(parsed.calls.map((c) => [c.id, c.arguments]));
   for (const result of newResults) {
-    logResult(ctx, key, result, argumentsById.get(result.id));
+    // The log names the arguments that ran: a human may have edited the agent's.
+    logResult(ctx, key, result, ranArguments.get(result.id) ?? argumentsById.get(result.id));
     ctx.bus.emit('tool.result', { note: key, callId: result.id, tool: result.name, result });
   }
 
@@ -254,13 +262,18 @@ async function settleCalls(
   parsed: ParsedNote,
   front: Readonly<Record<string, unknown>>,
   options: WorkOptions,
-): Promise<{ results: Ordered[]; pending: PendingCall[] }> {
+): Promise<{
+  results: Ordered[];
+  pending: PendingCall[];
+  ranArguments: Map<string, Record<string, unknown>>;
+}> {
   const results: Ordered[] = [];
   const runnable: Runnable[] = [];
   const asking: { call: PendingCall; order: number; tool: Tool }[] = [];
   const openIntents = options.resume ? ctx.ledger.openIntents(key) : new Map<string, unknown>();
   const allowed = readAllowedTools(front['allowed_tools']);
   const section = readApprovalSection(text);
+  const requests = requestsOf(ctx);
   const error = (order: number, input: Parameters<typeof makePipelineResult>[0]): void => {
     results.push({ order, result: makePipelineResult(input) });
   };
@@ -317,7 +330,9 @@ async function settleCalls(
         order,
       });
     } else {
-      const requestedAt = section.decisions.get(call.id)?.requestedAt ?? new Date().toISOString();
+      const requestedAt =
+        requests.find({ id: call.id, name: call.name, arguments: call.arguments })?.requested_at ??
+        new Date().toISOString();
       asking.push({
         order,
         tool: checked.tool,
@@ -339,8 +354,9 @@ async function settleCalls(
     move,
   );
   const pending: PendingCall[] = [];
-  for (const [i, resolution] of resolutions.entries()) {
+  for (const [i, found] of resolutions.entries()) {
     const { call, order, tool } = asking[i] as (typeof asking)[number];
+    const resolution = checkAskedBefore(requests, call, section, found);
     if (resolution.kind === 'reject') {
       error(order, {
         id: call.id,
@@ -364,6 +380,7 @@ async function settleCalls(
         });
         continue;
       }
+      requests.record(call, new Date(call.requestedAt));
       const preview = await makePreview(ctx, tool, call.arguments);
       // A first request has no section yet: its "no Approval section" problem is no news.
       const problems = section.found ? resolution.problems : [];
@@ -421,7 +438,44 @@ async function settleCalls(
     ]).then(() => undefined));
   const ran = await Promise.all(runnable.map((r) => runOne(ctx, key, r, durable)));
   results.push(...ran);
-  return { results, pending };
+  const ranArguments = new Map(runnable.map((r) => [r.call.id, r.call.arguments]));
+  return { results, pending, ranArguments };
+}
+
+/**
+ * An approval counts only for a call vaultd itself put before a human, as it recorded it (same
+ * id, tool, arguments and request time): an Approval section an agent wrote into its own note, or
+ * one whose request time was edited, is never taken for a human's decision.
+ */
+function checkAskedBefore(
+  requests: ApprovalRequests,
+  call: PendingCall,
+  section: ReturnType<typeof readApprovalSection>,
+  resolution: Resolution,
+): Resolution {
+  if (resolution.kind !== 'approve') return resolution;
+  const recorded = requests.find(call);
+  const shown = section.decisions.get(call.id)?.requestedAt;
+  if (recorded !== undefined && shown === recorded.requested_at) return resolution;
+  const problems =
+    recorded === undefined
+      ? []
+      : [
+          `requested_at in the pending_call block was changed; change it back to "${recorded.requested_at}", then tick again`,
+        ];
+  return { kind: 'wait', id: call.id, name: call.name, problems };
+}
+
+const requestStores = new Map<string, ApprovalRequests>();
+
+/** The approval requests of the context's vault, opened once per state directory. */
+function requestsOf(ctx: PipelineContext): ApprovalRequests {
+  let store = requestStores.get(ctx.layout.state);
+  if (store === undefined) {
+    store = ApprovalRequests.open(ctx.layout.state);
+    requestStores.set(ctx.layout.state, store);
+  }
+  return store;
 }
 
 async function runOne(
@@ -624,7 +678,6 @@ async function failUnreadable(
     code: 'NOTE_TOO_LARGE',
     message,
   });
-  const { appendFile } = await import('node:fs/promises');
   // Appending, not rewriting: the note is too large to parse, and its text must survive as is.
   await appendFile(claimed, `\n\n## Tool Results\n\n${renderOnly(result)}`);
   logPseudo(ctx, key, 'NOTE_TOO_LARGE', message);
