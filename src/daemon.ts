@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { compilePolicy, GrantStore } from './approval/index.ts';
 import type { Config } from './config/types.ts';
 import { Executor } from './execute/index.ts';
+import { NoteWorker } from './note/index.ts';
 import { EventBus } from './observe/event-bus.ts';
 import { ExecutionLog } from './observe/execution-log.ts';
 import { silentLogger } from './observe/logger.ts';
@@ -85,6 +86,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const grants = await GrantStore.open(layout.state);
   const executionLog = new ExecutionLog(layout.logs);
   const shutdown = new AbortController();
+  const notes = new NoteWorker({ timeoutMs: config.parse_timeout_ms });
   const executor = new Executor(registry, {
     concurrency: config.concurrency,
     timeoutMs: config.timeout_ms,
@@ -106,6 +108,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     bus,
     policy: compilePolicy(config.policy),
     grants,
+    notes,
     shutdown: shutdown.signal,
   };
 
@@ -210,6 +213,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       bus.emit('daemon.state', { state: 'stopped' });
       await monitor.close();
       stopWatchdog();
+      await notes.close();
       await executionLog.close();
       await ledger.close();
       await lock.release();

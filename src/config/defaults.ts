@@ -34,6 +34,7 @@ export const CONFIG_DEFAULTS: Omit<Config, 'vault'> = Object.freeze({
     deny: Object.freeze([]) as readonly string[],
   }),
   dashboard_interval_ms: 5_000,
+  parse_timeout_ms: 20_000,
   plugins: Object.freeze([]) as readonly string[],
   tools: Object.freeze({}),
 });

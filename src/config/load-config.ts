@@ -121,6 +121,7 @@ function applyDefaults(data: Raw): Omit<Config, 'vault'> {
     approval: section('approval', d.approval),
     policy: section('policy', d.policy),
     dashboard_interval_ms: pick('dashboard_interval_ms'),
+    parse_timeout_ms: pick('parse_timeout_ms'),
     plugins: pick('plugins'),
     tools: { ...((data['tools'] as Raw | undefined) ?? {}) } as Config['tools'],
   };

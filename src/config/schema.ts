@@ -52,6 +52,7 @@ export const CONFIG_SCHEMA: JsonSchema = section({
   }),
   policy: section({ allow: policyRules, ask: policyRules, deny: policyRules }),
   dashboard_interval_ms: nonNegativeInteger,
+  parse_timeout_ms: positiveInteger,
   plugins: { type: 'array', items: { type: 'string', minLength: 1 } },
   tools: {
     type: 'object',

@@ -50,6 +50,8 @@ export interface Config {
   };
   /** Rewrite `Dashboard.md` in the vault at most this often; 0 turns it off. */
   readonly dashboard_interval_ms: number;
+  /** Deadline for parsing or editing one large note in the worker thread. */
+  readonly parse_timeout_ms: number;
   /** Modules of extra tools (absolute paths, resolved against the config file's folder). */
   readonly plugins: readonly string[];
   /** Per-tool sections: `tools.<name>.*`; each tool validates its own section. */

@@ -15,12 +15,10 @@ import {
 } from '../approval/index.ts';
 import { ApprovalRequests } from '../approval/requests.ts';
 import {
-  appendResults,
   mightHaveToolCall,
-  parseNote,
-  readFrontMatter,
-  replaceSection,
-  updateFrontMatter,
+  NoteTooComplexError,
+  renderResult,
+  type WriteBackEdit,
 } from '../note/index.ts';
 import type { FoundCall, InvalidBlock, ParsedNote } from '../note/types.ts';
 import type { ErrorCode } from '../protocol/errors.ts';
@@ -44,6 +42,14 @@ interface WorkOptions {
   readonly defaultDecision: 'approve' | 'reject' | 'none';
   /** The folder the note was claimed from, whose entry must be gone for good before an intent. */
   readonly claimedFrom: readonly string[];
+  /** Modification time and size of the text that was parsed, to tell whether it changed since. */
+  readonly stamp: NoteStamp;
+}
+
+/** What tells one version of a note's file from another without reading it. */
+interface NoteStamp {
+  readonly mtimeMs: number;
+  readonly size: number;
 }
 
 /** A result and the offset of its block, for writing results in block order. */
@@ -88,7 +94,8 @@ export async function handleNote(
   }
   if (kind === 'inbox') {
     if (!mightHaveToolCall(read.text)) return;
-    const parsed = parseNote(read.text);
+    const parsed = await parseOrFail(ctx, path, read.text, true);
+    if (parsed === null) return;
     if (parsed.calls.length === 0 && parsed.invalid.length === 0) return;
     const age = Date.now() - read.mtimeMs;
     if (looksUnfinished(parsed) && age < ctx.config.settle_ms) {
@@ -100,6 +107,7 @@ export async function handleNote(
       resume: false,
       defaultDecision: 'none',
       claimedFrom: [dirname(path)],
+      stamp: read,
     });
     return;
   }
@@ -116,12 +124,15 @@ export async function handleNote(
     return since === null || isExpired(since, ctx.config.approval.expire_after_ms);
   });
   if (defaultDecision === 'none' && !decided && !expired) return;
+  const parsed = await parseOrFail(ctx, path, read.text, true);
+  if (parsed === null) return;
   const claimed = await claim(ctx, path);
   if (claimed === null) return;
-  await work(ctx, claimed, read.text, parseNote(read.text), {
+  await work(ctx, claimed, read.text, parsed, {
     resume: false,
     defaultDecision,
     claimedFrom: [dirname(path)],
+    stamp: read,
   });
 }
 
@@ -143,11 +154,35 @@ export async function resumeNote(ctx: PipelineContext, path: string): Promise<vo
     return;
   }
   ctx.logger.info({ note: noteKey(ctx, path) }, 'resuming note left in progress');
-  await work(ctx, path, read.text, parseNote(read.text), {
+  const parsed = await parseOrFail(ctx, path, read.text, false);
+  if (parsed === null) return;
+  await work(ctx, path, read.text, parsed, {
     resume: true,
     defaultDecision: 'none',
     claimedFrom: [],
+    stamp: read,
   });
+}
+
+/**
+ * Parse a note (large ones off the main thread). A note too complex to parse within the deadline
+ * is moved to `Failed/` with the reason, claiming it first when it is not claimed yet.
+ * @returns the parsed note, or null when it was failed (or vanished).
+ */
+async function parseOrFail(
+  ctx: PipelineContext,
+  path: string,
+  text: string,
+  claimFirst: boolean,
+): Promise<ParsedNote | null> {
+  try {
+    return await ctx.notes.parse(text);
+  } catch (error) {
+    if (!(error instanceof NoteTooComplexError)) throw error;
+    const claimed = claimFirst ? await claim(ctx, path) : path;
+    if (claimed !== null) await failClaimed(ctx, claimed, error, 'NOTE_TOO_COMPLEX');
+    return null;
+  }
 }
 
 async function claim(ctx: PipelineContext, path: string): Promise<string | null> {
@@ -170,12 +205,69 @@ async function work(
   parsed: ParsedNote,
   options: WorkOptions,
 ): Promise<void> {
+  try {
+    await workUnguarded(ctx, path, originalText, parsed, options);
+  } catch (error) {
+    await failClaimed(ctx, path, error, 'EXECUTION_FAILED');
+  }
+}
+
+/**
+ * The last resort for a claimed note whose processing failed (a note too complex to parse, a
+ * bug, a disk error): move it to `Failed/` with the reason appended, so it is neither lost nor
+ * stuck in `In_Progress/`. Appending, not rewriting: the note's text must survive as it is.
+ */
+async function failClaimed(
+  ctx: PipelineContext,
+  path: string,
+  error: unknown,
+  code: ErrorCode,
+): Promise<void> {
   const key = noteKey(ctx, path);
-  const front = readFrontMatter(originalText);
+  const reason = error instanceof Error ? error.message : String(error);
+  ctx.logger.error({ err: error, note: key, code }, 'note failed as a whole; moving it to Failed');
+  if (ctx.shutdown.aborted) return;
+  const message =
+    code === 'EXECUTION_FAILED'
+      ? `vaultd could not process this note: ${reason}. Its calls without a result did not run; fix the note and move it back to the inbox, or report the problem.`
+      : reason;
+  const result = makePipelineResult({
+    id: 'note_error',
+    name: 'vaultd',
+    status: 'error',
+    code,
+    message,
+  });
+  logPseudo(ctx, key, code, message);
+  try {
+    await appendFile(path, `\n\n## Tool Results\n\n${renderResult(result)}\n`);
+  } catch (appendError) {
+    ctx.logger.error({ err: appendError, note: key }, 'could not append the error to the note');
+  }
+  try {
+    await moveNoOverwrite(path, ctx.layout.failed, basename(path));
+    await ctx.ledger.release(key);
+  } catch (moveError) {
+    ctx.logger.error(
+      { err: moveError, note: key },
+      'could not move the note to Failed; it stays in In_Progress',
+    );
+  }
+}
+
+async function workUnguarded(
+  ctx: PipelineContext,
+  path: string,
+  originalText: string,
+  parsed: ParsedNote,
+  options: WorkOptions,
+): Promise<void> {
+  const key = noteKey(ctx, path);
   const results: Ordered[] = [];
   let pending: PendingCall[] = [];
   let ranArguments = new Map<string, Record<string, unknown>>();
-  const frontProblem = front.diagnostics.find((d) => d.severity === 'error');
+  let sideEffects = false;
+  const frontProblem = parsed.diagnostics.find((d) => d.code === 'UNSUPPORTED_FRONT_MATTER');
 
   if (frontProblem !== undefined) {
     // Without readable front-matter we cannot know the note's `allowed_tools`, so nothing runs.
@@ -190,10 +282,11 @@ async function work(
       }),
     });
   } else {
-    const outcome = await settleCalls(ctx, key, originalText, parsed, front.data, options);
+    const outcome = await settleCalls(ctx, key, originalText, parsed, parsed.data, options);
     results.push(...outcome.results);
     pending = outcome.pending;
     ranArguments = outcome.ranArguments;
+    sideEffects = outcome.sideEffects;
   }
 
   if (ctx.shutdown.aborted) {
@@ -212,7 +305,16 @@ async function work(
     ctx.bus.emit('tool.result', { note: key, callId: result.id, tool: result.name, result });
   }
 
-  const finalText = await writeBack(ctx, path, originalText, parsed, newResults, pending);
+  const finalText = await writeBack(
+    ctx,
+    path,
+    originalText,
+    options.stamp,
+    parsed,
+    newResults,
+    pending,
+    sideEffects,
+  );
   if (finalText === null) return;
   const target = chooseTarget(parsed, newResults, pending);
   const dir = {
@@ -266,6 +368,7 @@ async function settleCalls(
   results: Ordered[];
   pending: PendingCall[];
   ranArguments: Map<string, Record<string, unknown>>;
+  sideEffects: boolean;
 }> {
   const results: Ordered[] = [];
   const runnable: Runnable[] = [];
@@ -439,7 +542,8 @@ async function settleCalls(
   const ran = await Promise.all(runnable.map((r) => runOne(ctx, key, r, durable)));
   results.push(...ran);
   const ranArguments = new Map(runnable.map((r) => [r.call.id, r.call.arguments]));
-  return { results, pending, ranArguments };
+  const sideEffects = runnable.some((r) => ctx.registry.get(r.call.name)?.readOnly !== true);
+  return { results, pending, ranArguments, sideEffects };
 }
 
 /**
@@ -545,50 +649,62 @@ async function writeBack(
   ctx: PipelineContext,
   path: string,
   originalText: string,
+  stamp: NoteStamp,
   parsed: ParsedNote,
   results: readonly ToolResult[],
   pending: readonly PendingCall[],
+  sideEffects: boolean,
 ): Promise<string | null> {
   // Results go into the note as it is on disk now: a human may have edited it while calls ran.
-  const current = await readNote(path, Number.MAX_SAFE_INTEGER);
-  if (current.kind !== 'text') {
-    ctx.logger.error(
-      { note: noteKey(ctx, path), reason: current.kind },
-      'note changed into something unreadable while its calls ran',
-    );
-    return null;
+  // Unchanged modification time and size mean the text we parsed, without reading it again.
+  const now = await stat(path);
+  let current = originalText;
+  if (now.mtimeMs !== stamp.mtimeMs || now.size !== stamp.size) {
+    const read = await readNote(path, Number.MAX_SAFE_INTEGER);
+    if (read.kind !== 'text') {
+      ctx.logger.error(
+        { note: noteKey(ctx, path), reason: read.kind },
+        'note changed into something unreadable while its calls ran',
+      );
+      return null;
+    }
+    current = read.text;
+    stamp = read;
   }
-  let text = current.text;
-  if (results.length > 0) text = appendResults(text, [...results]);
-  text = replaceSection(
-    text,
-    APPROVAL_HEADING,
-    pending.length > 0 ? renderApprovalSection([...pending]) : null,
-  );
   const counts = countResults(parsed, results);
-  text = updateFrontMatter(text, {
-    status:
-      pending.length > 0
-        ? 'pending_approval'
-        : counts.rejected > 0
-          ? 'rejected'
-          : counts.errors > 0
-            ? 'failed'
-            : 'done',
-    processed_at: new Date().toISOString(),
-    tool_calls:
-      parsed.calls.length +
-      parsed.invalid.length +
-      (results.some((r) => r.id === 'front_matter') ? 1 : 0),
-    tool_errors: counts.errors + counts.rejected,
-  });
-  if (text === current.text) return text;
+  const edit: WriteBackEdit = {
+    results,
+    section: {
+      heading: APPROVAL_HEADING,
+      body: pending.length > 0 ? renderApprovalSection([...pending]) : null,
+    },
+    frontMatter: {
+      status:
+        pending.length > 0
+          ? 'pending_approval'
+          : counts.rejected > 0
+            ? 'rejected'
+            : counts.errors > 0
+              ? 'failed'
+              : 'done',
+      processed_at: new Date().toISOString(),
+      tool_calls:
+        parsed.calls.length +
+        parsed.invalid.length +
+        (results.some((r) => r.id === 'front_matter') ? 1 : 0),
+      tool_errors: counts.errors + counts.rejected,
+    },
+  };
+  const text = await ctx.notes.edit(current, edit);
+  if (text === current) return text;
   const before = await stat(path);
-  if (before.mtimeMs !== current.mtimeMs) {
+  if (before.mtimeMs !== stamp.mtimeMs || before.size !== stamp.size) {
     // Edited again between our read and now: start over on the newer text.
-    return writeBack(ctx, path, originalText, parsed, results, pending);
+    return writeBack(ctx, path, originalText, stamp, parsed, results, pending, sideEffects);
   }
-  await writeFileAtomic(path, text);
+  // The folder's fsync makes the rename durable; without side effects a power cut that loses it
+  // only means the note's read-only calls run again, so it is skipped.
+  await writeFileAtomic(path, text, { fsyncDir: sideEffects });
   return text;
 }
 
@@ -679,13 +795,9 @@ async function failUnreadable(
     message,
   });
   // Appending, not rewriting: the note is too large to parse, and its text must survive as is.
-  await appendFile(claimed, `\n\n## Tool Results\n\n${renderOnly(result)}`);
+  await appendFile(claimed, `\n\n## Tool Results\n\n${renderResult(result)}\n`);
   logPseudo(ctx, key, 'NOTE_TOO_LARGE', message);
   await moveNoOverwrite(claimed, ctx.layout.failed, basename(claimed));
-}
-
-function renderOnly(result: ToolResult): string {
-  return appendResults('', [result]).replace(/^\s*## Tool Results\s*/, '');
 }
 
 function logPseudo(ctx: PipelineContext, note: string, code: ErrorCode, message: string): void {

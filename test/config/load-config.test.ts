@@ -77,6 +77,7 @@ describe('loadConfig defaults', () => {
         approval: { expire_after: '7d', expire_after_ms: 604800000, check_cron: '0 * * * * *' },
         policy: { allow: [], ask: [], deny: [] },
         dashboard_interval_ms: 5000,
+        parse_timeout_ms: 20000,
         plugins: [],
         tools: {},
       },

@@ -28,7 +28,7 @@ describe('vaultd run: a daemon child process on a temp vault', () => {
     await writeFile(
       vault.configPath,
       (await readFile(vault.configPath, 'utf8')) +
-        `settle_ms: 400\nplugins:\n  - ${PLUGIN}\ntools:\n  side_effect:\n    log: ${sideLog}\n  danger_zone:\n    log: ${join(vault.root, 'danger.log')}\n`,
+        `settle_ms: 400\nparse_timeout_ms: 100\nplugins:\n  - ${PLUGIN}\ntools:\n  side_effect:\n    log: ${sideLog}\n  danger_zone:\n    log: ${join(vault.root, 'danger.log')}\n`,
     );
     daemon = startCli(['run', '--config', vault.configPath]);
     await daemon.ready();
@@ -202,5 +202,20 @@ describe('vaultd run: a daemon child process on a temp vault', () => {
     await inFolder('once-again.md', 'Done');
     const log = await readFile(sideLog, 'utf8');
     assert.equal(log.match(/start once-only/g)?.length, 1);
+  });
+
+  it('fails a large note too complex to parse in time, and keeps serving others meanwhile', async () => {
+    const nested = `${'> - '.repeat(60)}text\n`.repeat(600);
+    const text = note('Nested', callBlock('side_effect', { label: 'nested' }), nested);
+    assert.ok(text.length > 64 * 1024, 'large enough for the worker');
+    await vault.drop('nested.md', text);
+    await vault.drop('meanwhile.md', note('Meanwhile', callBlock('slow_echo', { text: 'fine' })));
+    await inFolder('meanwhile.md', 'Done');
+    await inFolder('nested.md', 'Failed');
+    const failed = await vault.read('Failed', 'nested.md');
+    assert.ok(failed.startsWith(text), 'the note text is kept as it was');
+    assert.equal(resultsOf(failed)[0]?.error?.code, 'NOTE_TOO_COMPLEX');
+    const log = existsSync(sideLog) ? await readFile(sideLog, 'utf8') : '';
+    assert.doesNotMatch(log, /nested/);
   });
 });
