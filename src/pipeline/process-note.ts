@@ -704,7 +704,7 @@ async function writeBack(
   }
   // The folder's fsync makes the rename durable; without side effects a power cut that loses it
   // only means the note's read-only calls run again, so it is skipped.
-  await writeFileAtomic(path, text, { fsyncDir: sideEffects });
+  await writeFileAtomic(path, text, { fsyncDir: sideEffects, mode: before.mode & 0o7777 });
   return text;
 }
 

@@ -7,6 +7,8 @@ import { isVanished, toVaultIoError } from './fs-errors.ts';
 export interface WriteFileAtomicOptions {
   /** fsync the folder after the rename so the new name survives a power loss; default true. */
   fsyncDir?: boolean;
+  /** Permission bits to give the file, when the caller already knows them (saves a `stat`). */
+  mode?: number;
 }
 
 // Unique per process and write; the pid keeps two processes apart (a crypto-random name cost
@@ -33,11 +35,13 @@ export async function writeFileAtomic(
     dir,
     `.${basename(path)}.vaultd-${process.pid}-${(tempCounter++).toString(36)}.tmp`,
   );
-  let mode: number | undefined;
-  try {
-    mode = (await stat(path)).mode & 0o7777;
-  } catch (error) {
-    if (!isVanished(error)) throw toVaultIoError('stat', path, error);
+  let mode = options.mode;
+  if (mode === undefined) {
+    try {
+      mode = (await stat(path)).mode & 0o7777;
+    } catch (error) {
+      if (!isVanished(error)) throw toVaultIoError('stat', path, error);
+    }
   }
   let handle;
   try {
