@@ -103,8 +103,9 @@ function program(): Command {
   common(grants.command('revoke'))
     .description('revoke the grant of a tool: its calls ask again')
     .argument('<tool>')
-    .action(async (tool: string, opts: CommonOptions) => {
-      process.exitCode = await runRevoke(tool, opts);
+    .action(async (tool: string, _opts: CommonOptions, cmd: Command) => {
+      // `--vault`/`--config` may land on the parent `grants` command: read both.
+      process.exitCode = await runRevoke(tool, cmd.optsWithGlobals<CommonOptions>());
     });
 
   common(cli.command('approve'))

@@ -329,11 +329,13 @@ describe('e2e: human approval through the daemon (issue 5)', { timeout: 120_000 
       assert.match(result?.error?.message ?? '', /evil\.example/);
       assert.equal(sentTo('Mole@EVIL.example'), 0);
     } finally {
-      // Through $VAULTD_CONFIG: `vaultd grants revoke TOOL --config FILE` loses --config to the
-      // parent command (a bug in src/cli/main.ts, reported).
-      const revoked = await runCli(['grants', 'revoke', 'send_notification'], {
-        VAULTD_CONFIG: vault.configPath,
-      });
+      const revoked = await runCli([
+        'grants',
+        'revoke',
+        'send_notification',
+        '--config',
+        vault.configPath,
+      ]);
       assert.equal(revoked.code, 0, revoked.stderr);
     }
     assert.match((await cli('grants')).stdout, /no grants/);
