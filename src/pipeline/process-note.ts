@@ -483,12 +483,17 @@ async function settleCalls(
         });
         continue;
       }
+      // Parameters a human edited in a call vaultd asked about stay edited while it waits (another
+      // call of the note may have been decided); a section vaultd never wrote shows the agent's.
+      const edited = section.decisions.get(call.id)?.arguments;
+      const shown = edited != null && requests.find(call) !== undefined ? edited : call.arguments;
       requests.record(call, new Date(call.requestedAt));
-      const preview = await makePreview(ctx, tool, call.arguments);
+      const preview = await makePreview(ctx, tool, shown);
       // A first request has no section yet: its "no Approval section" problem is no news.
       const problems = section.found ? resolution.problems : [];
       pending.push({
         ...call,
+        arguments: shown,
         ...(preview === undefined ? {} : { preview }),
         ...(problems.length > 0 ? { reason: problems.join('; ') } : {}),
       });

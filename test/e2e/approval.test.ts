@@ -24,6 +24,7 @@ import {
   pendingIds,
   readLines,
   readLogs,
+  shownCalls,
   startDaemon,
   stopDaemon,
   tickBox,
@@ -180,6 +181,39 @@ describe('e2e: human approval through the daemon (issue 5)', { timeout: 120_000 
     );
     assert.match(results[1]?.error?.message ?? '', /wrong target/);
     assert.ok(!(await readLines(dangerLog)).includes('pc-no'));
+  });
+
+  it('keeps a human edit of a waiting call when another call of the note is decided', async () => {
+    await vault.drop(
+      'keep-edit.md',
+      note(
+        'Keep edit',
+        callBlock('danger_zone', { target: 'ke-original' }, 'ke-1'),
+        callBlock('danger_zone', { target: 'ke-other' }, 'ke-2'),
+      ),
+    );
+    await waitPending(vault, 'keep-edit.md');
+    await editInPlace(pendingPath('keep-edit.md'), (t) =>
+      tickBox(
+        editParameters(t, 'ke-1', () => ({ target: 'ke-edited' })),
+        'ke-2',
+        'reject',
+      ),
+    );
+    const half = await waitFor(async () => {
+      const text = await waitInFolder(vault, 'keep-edit.md', 'Pending_Approval');
+      return resultsOf(text).length === 1 ? text : undefined;
+    });
+    assert.deepEqual(pendingIds(half), ['ke-1']);
+    assert.deepEqual(shownCalls(half)[0]?.parameters, { target: 'ke-edited' });
+    await editInPlace(pendingPath('keep-edit.md'), (t) => tickBox(t, 'ke-1', 'approve'));
+    const end = await waitInFolder(vault, 'keep-edit.md', 'Rejected');
+    const ran = resultsOf(end).find((r) => r.id === 'ke-1');
+    assert.equal(ran?.status, 'success');
+    assert.equal(ran?.metadata['approved_by'], 'human-modified');
+    const lines = await readLines(dangerLog);
+    assert.ok(lines.includes('ke-edited'));
+    assert.ok(!lines.includes('ke-original'));
   });
 
   it('approves both boxes ticked in one edit: one call approved, the other rejected', async () => {
@@ -497,6 +531,7 @@ describe('e2e: human approval through the daemon (issue 5)', { timeout: 120_000 
     assert.deepEqual(lines.toSorted(), [
       'after-restart',
       'cli-yes',
+      'ke-edited',
       'mv-a-zone',
       'oe-yes',
       'pc-yes',
