@@ -1,4 +1,4 @@
-import { startDaemon } from '../../daemon.ts';
+import { startDaemon, type Daemon } from '../../daemon.ts';
 import { createLogger } from '../../observe/logger.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { CommonOptions } from '../main.ts';
@@ -19,7 +19,42 @@ export async function runDaemonCommand(
   const logger = createLogger(config.log.level);
   const bar =
     !mode.watch && mode.progress !== false ? createProgressBar(process.stderr) : undefined;
-  let daemon;
+  // The handlers go in before the daemon starts: a process without a SIGTERM handler is killed at
+  // once by the kernel, and a stop or reload during start-up (resuming notes, the first scan)
+  // must be as graceful as one later on.
+  let daemon: Daemon | undefined;
+  let signals = 0;
+  let reloadWaiting = false;
+  let requestStop: () => void = () => undefined;
+  const stopRequested = new Promise<void>((resolve) => (requestStop = resolve));
+  const onSignal = (signal: NodeJS.Signals): void => {
+    signals++;
+    if (signals > 1) {
+      // Second signal: exit now. Notes being worked on stay in In_Progress/ and the ledger has
+      // the intent of every call with side effects, so the next start resumes them.
+      logger.warn({ signal }, 'second signal: exiting at once');
+      process.exit(EXIT.failure);
+    }
+    logger.info({ signal }, 'stopping: finishing running calls');
+    requestStop();
+  };
+  const reload = (): void => {
+    if (daemon === undefined) {
+      reloadWaiting = true;
+      return;
+    }
+    const running = daemon;
+    loadSetup(options).then(
+      (next) => running.reload(next.config),
+      (error: unknown) =>
+        logger.error({ err: error }, 'SIGHUP: the new config is invalid; keeping the running one'),
+    );
+  };
+  if (mode.watch) {
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+    process.on('SIGHUP', reload);
+  }
   try {
     daemon = await startDaemon({
       config,
@@ -39,30 +74,8 @@ export async function runDaemonCommand(
     bar?.done();
     return EXIT.ok;
   }
-  return new Promise<number>((resolve) => {
-    let signals = 0;
-    const onSignal = (signal: NodeJS.Signals): void => {
-      signals++;
-      if (signals > 1) {
-        // Second signal: exit now. Notes being worked on stay in In_Progress/ and the ledger has
-        // the intent of every call with side effects, so the next start resumes them.
-        logger.warn({ signal }, 'second signal: exiting at once');
-        process.exit(EXIT.failure);
-      }
-      logger.info({ signal }, 'stopping: finishing running calls');
-      void daemon.stop().then(() => resolve(EXIT.ok));
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-    process.on('SIGHUP', () => {
-      loadSetup(options).then(
-        (next) => daemon.reload(next.config),
-        (error: unknown) =>
-          logger.error(
-            { err: error },
-            'SIGHUP: the new config is invalid; keeping the running one',
-          ),
-      );
-    });
-  });
+  if (reloadWaiting) reload();
+  await stopRequested;
+  await daemon.stop();
+  return EXIT.ok;
 }
