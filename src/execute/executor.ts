@@ -227,20 +227,34 @@ export class Executor {
         error: makeError('RATE_LIMITED', message),
       });
     }
-    if (!tool.readOnly && options.onIntent !== undefined) {
-      try {
-        await options.onIntent(call, tool);
-      } catch (error) {
-        const message = `could not record the intent of ${tool.name} before running it (${messageOf(error)}); the call was not run`;
-        return this.#finish(call, state, {
-          status: 'error',
-          error: makeError('EXECUTION_FAILED', message),
-          thrown: error,
-        });
-      }
-    }
+    const onIntent = options.onIntent;
+    const recordIntent =
+      !tool.readOnly && onIntent !== undefined
+        ? async (): Promise<Failure | undefined> => {
+            try {
+              await onIntent(call, tool);
+              return undefined;
+            } catch (error) {
+              const message = `could not record the intent of ${tool.name} before running it (${messageOf(error)}); the call was not run`;
+              return {
+                status: 'error',
+                error: makeError('EXECUTION_FAILED', message),
+                thrown: error,
+              };
+            }
+          }
+        : undefined;
 
-    const outcome = await this.#runWithRetries(call, tool, args, options, state, config, logger);
+    const outcome = await this.#runWithRetries(
+      call,
+      tool,
+      args,
+      options,
+      state,
+      config,
+      logger,
+      recordIntent,
+    );
     if ('status' in outcome) return this.#finish(call, state, outcome);
     if (cacheKey !== undefined) this.#cache.set(cacheKey, outcome);
     return this.#finish(call, state, outcome);
@@ -254,6 +268,7 @@ export class Executor {
     state: CallState,
     config: Readonly<Record<string, unknown>>,
     logger: Logger,
+    recordIntent: (() => Promise<Failure | undefined>) | undefined,
   ): Promise<FormattedOutput | Failure> {
     const { attempts: maxAttempts, baseDelayMs, timeoutMs } = this.#settings;
     const makeContext = (signal: AbortSignal): ToolContext => ({
@@ -282,11 +297,22 @@ export class Executor {
           state.attempts += 1;
         },
       };
-      // The slot covers the handler only; a call aborted while queued answers at once.
+      // The slot covers the handler only; a call aborted while queued answers at once. The intent
+      // of a call with side effects is recorded inside the slot, just before the handler first
+      // runs: a call still queued at a crash never started, and is not reported as interrupted.
+      let intentFailure: Failure | undefined;
       const raced = await raceAbort(
-        this.#limit(() => runAttempt(attemptInput)),
+        this.#limit(async () => {
+          if (attempt === 1 && recordIntent !== undefined) {
+            intentFailure = await recordIntent();
+            if (intentFailure !== undefined)
+              return { kind: 'interrupted', started: false } as const;
+          }
+          return runAttempt(attemptInput);
+        }),
         options.signal,
       );
+      if (intentFailure !== undefined) return intentFailure;
       const outcome: AttemptOutcome = raced.aborted
         ? { kind: 'interrupted', started: false }
         : raced.value;

@@ -289,14 +289,17 @@ async function workUnguarded(
     sideEffects = outcome.sideEffects;
   }
 
+  results.sort((a, b) => a.order - b.order);
   if (ctx.shutdown.aborted) {
-    // Shutting down past the grace period: leave the note claimed; the ledger has the intents of
-    // calls with side effects, and the next start resumes it.
+    // Shutting down past the grace period: the calls that finished keep their results, the ones
+    // cut off get none, and the note stays claimed. The ledger has the intents of the cut-off
+    // calls with side effects, so the next start writes them back as interrupted.
+    const finished = results.map((r) => r.result).filter((r) => r.status !== 'interrupted');
+    await writeBack(ctx, path, originalText, options.stamp, parsed, finished, pending, true, true);
     ctx.logger.warn({ note: key }, 'shutdown: note left in In_Progress for the next start');
     return;
   }
 
-  results.sort((a, b) => a.order - b.order);
   const newResults = results.map((r) => r.result);
   const argumentsById = new Map(parsed.calls.map((c) => [c.id, c.arguments]));
   for (const result of newResults) {
@@ -659,6 +662,7 @@ async function writeBack(
   results: readonly ToolResult[],
   pending: readonly PendingCall[],
   sideEffects: boolean,
+  unfinished = false,
 ): Promise<string | null> {
   // Results go into the note as it is on disk now: a human may have edited it while calls ran.
   // Unchanged modification time and size mean the text we parsed, without reading it again.
@@ -684,8 +688,9 @@ async function writeBack(
       body: pending.length > 0 ? renderApprovalSection([...pending]) : null,
     },
     frontMatter: {
-      status:
-        pending.length > 0
+      status: unfinished
+        ? 'in_progress'
+        : pending.length > 0
           ? 'pending_approval'
           : counts.rejected > 0
             ? 'rejected'
@@ -705,7 +710,17 @@ async function writeBack(
   const before = await stat(path);
   if (before.mtimeMs !== stamp.mtimeMs || before.size !== stamp.size) {
     // Edited again between our read and now: start over on the newer text.
-    return writeBack(ctx, path, originalText, stamp, parsed, results, pending, sideEffects);
+    return writeBack(
+      ctx,
+      path,
+      originalText,
+      stamp,
+      parsed,
+      results,
+      pending,
+      sideEffects,
+      unfinished,
+    );
   }
   // The folder's fsync makes the rename durable; without side effects a power cut that loses it
   // only means the note's read-only calls run again, so it is skipped.
