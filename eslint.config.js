@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'vault-example/', 'coverage/', '**/*.d.ts'] },
+  { ignores: ['node_modules/', 'dist/', 'vault-example/', 'coverage/', '**/*.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
