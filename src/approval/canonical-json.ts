@@ -1,22 +1,6 @@
-/**
- * Serialise a JSON value with object keys sorted at every depth, so equal values give equal text.
- * `undefined` members are dropped as `JSON.stringify` drops them.
- * @param value any JSON-compatible value.
- */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value)) ?? 'null';
-}
+import { canonicalJson } from '../protocol/canonical-json.ts';
 
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value === null || typeof value !== 'object') return value;
-  // fromEntries defines own properties, so a `__proto__` key stays data and never a prototype.
-  return Object.fromEntries(
-    Object.keys(value)
-      .sort()
-      .map((key) => [key, sortKeys((value as Record<string, unknown>)[key])]),
-  );
-}
+export { canonicalJson };
 
 /**
  * True when the human's edited arguments differ from the original ones (compared as canonical

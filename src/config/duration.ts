@@ -1,4 +1,7 @@
-const UNIT_MS: Readonly<Record<string, number>> = {
+/** The accepted spelling of a duration in config: numbers with units (`7d`, `1h30m`, `500ms`). */
+export const DURATION_PATTERN = '^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d|w)\\s*)+$';
+
+const UNITS: Readonly<Record<string, number>> = {
   ms: 1,
   s: 1000,
   m: 60_000,
@@ -7,18 +10,34 @@ const UNIT_MS: Readonly<Record<string, number>> = {
   w: 604_800_000,
 };
 
-/** The accepted spelling of a duration: digits and one unit (`ms`, `s`, `m`, `h`, `d`, `w`). */
-export const DURATION_PATTERN = '^[0-9]+(ms|s|m|h|d|w)$';
-
 /**
- * Parse a duration such as `7d`, `12h` or `1500ms` into milliseconds.
+ * Parse a duration such as `7d`, `12h`, `30m`, `45s`, `500ms`, `1.5h` or `1h30m` into
+ * milliseconds (units ms, s, m, h, d, w; a bare number is milliseconds).
  * @param text the duration as written in config.
- * @returns milliseconds, or null when `text` does not match {@link DURATION_PATTERN}.
+ * @throws RangeError quoting the text when it is not a duration.
  */
-export function parseDuration(text: string): number | null {
-  const match = /^([0-9]+)(ms|s|m|h|d|w)$/.exec(text);
-  if (match === null) return null;
-  const unit = UNIT_MS[match[2] as string] as number;
-  const ms = Number(match[1]) * unit;
-  return Number.isSafeInteger(ms) ? ms : null;
+export function parseDuration(text: string | number): number {
+  if (typeof text === 'number') {
+    if (Number.isFinite(text) && text >= 0) return text;
+    throw new RangeError(
+      `${JSON.stringify(text)} is not a duration; write e.g. "7d", "12h", "30m", "45s" or "500ms"`,
+    );
+  }
+  const source = text.trim();
+  if (/^\d+(?:\.\d+)?$/.test(source)) return Number(source);
+  const part = /(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)/gy;
+  let total = 0;
+  let end = 0;
+  for (let match = part.exec(source); match !== null; match = part.exec(source)) {
+    total += Number(match[1]) * (UNITS[match[2] ?? ''] ?? Number.NaN);
+    end = part.lastIndex;
+    while (source[end] === ' ') end += 1;
+    part.lastIndex = end;
+  }
+  if (source === '' || end !== source.length || !Number.isFinite(total)) {
+    throw new RangeError(
+      `${JSON.stringify(text)} is not a duration; write e.g. "7d", "12h", "30m", "45s" or "500ms"`,
+    );
+  }
+  return Math.round(total);
 }

@@ -81,11 +81,15 @@ function isMapping(value: unknown): value is Raw {
 
 function checkDuration(key: string, text: unknown, problems: string[]): number {
   if (typeof text !== 'string') return 0;
-  const ms = parseDuration(text);
-  if (ms !== null && ms > 0) return ms;
-  // A text that does not match the pattern at all is already reported by the schema.
-  if (ms !== null)
-    problems.push(`config key '${key}' must be a duration above zero (got ${quoteValue(text)})`);
+  let ms: number;
+  try {
+    ms = parseDuration(text);
+  } catch {
+    // A text that does not match the pattern at all is already reported by the schema.
+    return 0;
+  }
+  if (ms > 0) return ms;
+  problems.push(`config key '${key}' must be a duration above zero (got ${quoteValue(text)})`);
   return 0;
 }
 

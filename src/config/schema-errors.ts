@@ -1,3 +1,4 @@
+import { editDistance } from '../protocol/close-names.ts';
 import type { ErrorObject } from 'ajv';
 import { formatKeyPath, quoteValue } from './config-error.ts';
 import { DURATION_PATTERN } from './duration.ts';
@@ -138,21 +139,4 @@ function suggestKey(
     if (propertiesOf(child).includes(unknown)) return formatKeyPath([...segments, name, unknown]);
   }
   return null;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i += 1) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j += 1) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current[j] = Math.min(
-        (previous[j] as number) + 1,
-        (current[j - 1] as number) + 1,
-        (previous[j - 1] as number) + cost,
-      );
-    }
-    previous = current;
-  }
-  return previous[b.length] as number;
 }

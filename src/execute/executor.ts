@@ -15,7 +15,7 @@ import { validateArguments } from '../protocol/validate.ts';
 import { silentLogger } from '../observe/logger.ts';
 import { raceAbort, sleep } from './abort.ts';
 import { canonicalJson } from './canonical-json.ts';
-import { findCloseNames } from './close-names.ts';
+import { findCloseNames } from '../protocol/close-names.ts';
 import { formatOutput, type FormattedOutput } from './format-result.ts';
 import { MetricsRecorder, type ToolMetrics } from './metrics.ts';
 import { RateLimiter } from './rate-limiter.ts';

@@ -18,8 +18,12 @@ export function findCloseNames(wanted: string, names: readonly string[], max = 5
     .map(({ name }) => name);
 }
 
-/** Levenshtein distance. */
-function editDistance(a: string, b: string): number {
+/**
+ * Levenshtein distance: the fewest single-character edits that turn one text into the other.
+ * @param a one text.
+ * @param b the other.
+ */
+export function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i += 1) {
     const current = [i];
