@@ -383,6 +383,27 @@ async function settleCalls(
   const error = (order: number, input: Parameters<typeof makePipelineResult>[0]): void => {
     results.push({ order, result: makePipelineResult(input) });
   };
+  // Policy and the note's allowed_tools for a call; a denial is written as its result at once.
+  const decide = (call: ToolCall, tool: Tool, order: number): ReturnType<typeof decideCall> => {
+    const verdict = decideCall({
+      call,
+      tool,
+      policy: ctx.policy,
+      grants: ctx.grants,
+      allowedTools: allowed.allowed,
+    });
+    if (verdict.action === 'deny') {
+      error(order, {
+        id: call.id,
+        name: call.name,
+        status: 'error',
+        code: 'PERMISSION_DENIED',
+        message: verdict.message,
+        safety: tool.safety,
+      });
+    }
+    return verdict;
+  };
 
   for (const block of parsed.invalid) {
     if (!parsed.results.has(block.id))
@@ -412,23 +433,9 @@ async function settleCalls(
       results.push({ order, result: await ctx.executor.execute(toCheck, { note: key }) });
       continue;
     }
-    const verdict = decideCall({
-      call: toCheck,
-      tool: checked.tool,
-      policy: ctx.policy,
-      grants: ctx.grants,
-      allowedTools: allowed.allowed,
-    });
-    if (verdict.action === 'deny') {
-      error(order, {
-        id: call.id,
-        name: call.name,
-        status: 'error',
-        code: 'PERMISSION_DENIED',
-        message: verdict.message,
-        safety: checked.tool.safety,
-      });
-    } else if (verdict.action === 'run') {
+    const verdict = decide(toCheck, checked.tool, order);
+    if (verdict.action === 'deny') continue;
+    if (verdict.action === 'run') {
       runnable.push({
         call: toCheck,
         approvedBy: verdict.approvedBy,
@@ -508,24 +515,7 @@ async function settleCalls(
       name: call.name,
       arguments: { ...resolution.arguments },
     };
-    const verdict = decideCall({
-      call: approved,
-      tool,
-      policy: ctx.policy,
-      grants: ctx.grants,
-      allowedTools: allowed.allowed,
-    });
-    if (verdict.action === 'deny') {
-      error(order, {
-        id: call.id,
-        name: call.name,
-        status: 'error',
-        code: 'PERMISSION_DENIED',
-        message: verdict.message,
-        safety: tool.safety,
-      });
-      continue;
-    }
+    if (decide(approved, tool, order).action === 'deny') continue;
     if (resolution.grant) await ctx.grants.add(call.name, { by: 'human', note: key });
     runnable.push({
       call: approved,
