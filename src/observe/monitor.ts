@@ -8,7 +8,7 @@ import { renderDashboard, type RecentCall } from './dashboard.ts';
 import type { EventBus } from './event-bus.ts';
 import { startHttpServer } from './http-server.ts';
 import { createMetrics } from './metrics.ts';
-import { takeVaultSnapshot, type VaultSnapshot } from './vault-snapshot.ts';
+import { ARCHIVE_STATES, takeVaultSnapshot, type VaultSnapshot } from './vault-snapshot.ts';
 
 /** What the monitor needs from the daemon. */
 export interface MonitorOptions {
@@ -49,6 +49,8 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
   let snapshot: VaultSnapshot = { at: new Date().toISOString(), notes: {}, pending: [] };
   let dirty = true;
   let lastRefresh = 0;
+  let archives: Record<string, number> | undefined;
+  let lastArchiveCount = 0;
   let state = 'starting';
   const recent: RecentCall[] = [];
   const unsubscribe = bus.subscribe((event) => {
@@ -66,6 +68,9 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
       recent.length = Math.min(recent.length, RECENT_CALLS);
     } else if (event.name === 'daemon.state') {
       state = event.payload.state;
+    } else if (event.name === 'note.moved' && archives !== undefined) {
+      const moved = event.payload.state;
+      if (moved in archives) archives[moved] = (archives[moved] ?? 0) + 1;
     }
     dirty = true;
   });
@@ -74,7 +79,14 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
   const refresh = (): Promise<void> =>
     (refreshing ??= (async () => {
       try {
-        snapshot = await takeVaultSnapshot(layout);
+        // Archives are counted in full at most every IDLE_REFRESH_MS (a note moved out of them by
+        // hand is seen then); in between, the daemon's own moves keep their counts.
+        const recount = archives === undefined || Date.now() - lastArchiveCount >= IDLE_REFRESH_MS;
+        snapshot = await takeVaultSnapshot(layout, recount ? undefined : archives);
+        if (recount) {
+          archives = Object.fromEntries(ARCHIVE_STATES.map((s) => [s, snapshot.notes[s] ?? 0]));
+          lastArchiveCount = Date.now();
+        }
         lastRefresh = Date.now();
       } catch (error) {
         logger.warn({ err: error }, 'could not count the vault folders');

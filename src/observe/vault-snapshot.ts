@@ -1,7 +1,8 @@
-import { readFile } from 'node:fs/promises';
+import { opendir, readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { readApprovalSection } from '../approval/index.ts';
 import type { VaultLayout } from '../vault/index.ts';
+import { isNoteFile } from '../vault/note-files.ts';
 import { listNotes } from '../vault/scan.ts';
 
 /** Notes per state folder and the calls waiting for a human, as last counted. */
@@ -11,14 +12,21 @@ export interface VaultSnapshot {
   readonly pending: readonly { note: string; calls: readonly { id: string; tool: string }[] }[];
 }
 
+/** The folders that grow without bound: counted in full rarely, and kept up by events between. */
+export const ARCHIVE_STATES: readonly string[] = ['done', 'failed', 'rejected'];
+
 /**
  * Count the notes of every state folder and read the pending approvals. Archives can hold
  * hundreds of thousands of notes, so this runs in the background on a timer, never at start-up
  * or per event.
  * @param layout the vault's folders.
+ * @param archives counts of archive folders the caller keeps up itself; others are counted.
  */
-export async function takeVaultSnapshot(layout: VaultLayout): Promise<VaultSnapshot> {
-  const folders = {
+export async function takeVaultSnapshot(
+  layout: VaultLayout,
+  archives?: Readonly<Record<string, number>>,
+): Promise<VaultSnapshot> {
+  const folders: Record<string, string> = {
     inbox: layout.inbox,
     in_progress: layout.inProgress,
     pending_approval: layout.pending,
@@ -28,7 +36,9 @@ export async function takeVaultSnapshot(layout: VaultLayout): Promise<VaultSnaps
     failed: layout.failed,
   };
   const notes: Record<string, number> = {};
-  for (const [state, dir] of Object.entries(folders)) notes[state] = (await listNotes(dir)).length;
+  for (const [state, dir] of Object.entries(folders)) {
+    notes[state] = archives?.[state] ?? (await countNotes(dir));
+  }
   const pending: { note: string; calls: { id: string; tool: string }[] }[] = [];
   for (const path of await listNotes(layout.pending)) {
     const text = await readFile(path, 'utf8').catch(() => '');
@@ -39,4 +49,21 @@ export async function takeVaultSnapshot(layout: VaultLayout): Promise<VaultSnaps
     pending.push({ note: basename(path), calls });
   }
   return { at: new Date().toISOString(), notes, pending };
+}
+
+/**
+ * Count the notes of a folder by streaming its entries: an archive of 200,000 notes is counted
+ * without holding (or sorting) their names.
+ * @param dir absolute path of the folder; a missing folder has none.
+ */
+export async function countNotes(dir: string): Promise<number> {
+  let count = 0;
+  try {
+    for await (const entry of await opendir(dir, { bufferSize: 256 })) {
+      if (entry.isFile() && isNoteFile(entry.name)) count++;
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  return count;
 }
