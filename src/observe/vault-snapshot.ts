@@ -1,4 +1,4 @@
-import { opendir, readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { readApprovalSection } from '../approval/index.ts';
 import type { VaultLayout } from '../vault/index.ts';
@@ -52,18 +52,20 @@ export async function takeVaultSnapshot(
 }
 
 /**
- * Count the notes of a folder by streaming its entries: an archive of 200,000 notes is counted
- * without holding (or sorting) their names.
+ * Count the notes of a folder from one listing of names (no stat, no sort, no paths kept): an
+ * archive of 200,000 notes costs one `getdents` pass. Iterating a `Dir` instead costs a promise
+ * per entry, several times the CPU.
  * @param dir absolute path of the folder; a missing folder has none.
  */
 export async function countNotes(dir: string): Promise<number> {
-  let count = 0;
+  let names: string[];
   try {
-    for await (const entry of await opendir(dir, { bufferSize: 256 })) {
-      if (entry.isFile() && isNoteFile(entry.name)) count++;
-    }
+    names = await readdir(dir);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw error;
   }
+  let count = 0;
+  for (const name of names) if (isNoteFile(name)) count++;
   return count;
 }
