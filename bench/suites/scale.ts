@@ -58,7 +58,7 @@ export async function runScale(ctx: BenchContext): Promise<Figure[]> {
           unit: 'ms',
           target: '≤ 1 s',
           met: readyMs <= 1000,
-          note: `${archive}; includes starting node and tsx; the same start on an empty vault: ${empty.readyMs.toFixed(0)} ms, ${empty.rssMb.toFixed(1)} MB, ${empty.watches} watches; log level info`,
+          note: `${archive}; includes starting node and tsx for the bench plugin; the same start on an empty vault: ${empty.readyMs.toFixed(0)} ms, ${empty.rssMb.toFixed(1)} MB, ${empty.watches} watches; log level info`,
         },
         {
           suite: 'scale',
