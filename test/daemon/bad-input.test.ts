@@ -5,17 +5,13 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
   callBlock,
-  makeVault,
   note,
   resultsOf,
-  ROOT,
-  startCli,
+  startPluginDaemon,
   type DaemonProcess,
   type TempVault,
 } from '../helpers/vault.ts';
 import { waitFor } from '../helpers/wait-for.ts';
-
-const PLUGIN = join(ROOT, 'test/fixtures/plugins/test-tools.ts');
 
 describe('vaultd run with hostile input: clear errors, nothing lost, daemon stays up', () => {
   let vault: TempVault;
@@ -23,15 +19,9 @@ describe('vaultd run with hostile input: clear errors, nothing lost, daemon stay
   let sideLog: string;
 
   before(async () => {
-    vault = await makeVault();
-    sideLog = join(vault.root, 'side-effects.log');
-    await writeFile(
-      vault.configPath,
-      (await readFile(vault.configPath, 'utf8')) +
-        `settle_ms: 300\nmax_note_bytes: 4096\nplugins:\n  - ${PLUGIN}\ntools:\n  side_effect:\n    log: ${sideLog}\n`,
-    );
-    daemon = startCli(['run', '--config', vault.configPath]);
-    await daemon.ready();
+    ({ vault, daemon, sideLog } = await startPluginDaemon(
+      'settle_ms: 300\nmax_note_bytes: 4096\n',
+    ));
   });
 
   after(async () => {

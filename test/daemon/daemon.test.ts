@@ -5,17 +5,13 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
   callBlock,
-  makeVault,
   note,
   resultsOf,
-  ROOT,
-  startCli,
+  startPluginDaemon,
   type DaemonProcess,
   type TempVault,
 } from '../helpers/vault.ts';
 import { waitFor } from '../helpers/wait-for.ts';
-
-const PLUGIN = join(ROOT, 'test/fixtures/plugins/test-tools.ts');
 
 describe('vaultd run: a daemon child process on a temp vault', () => {
   let vault: TempVault;
@@ -23,15 +19,9 @@ describe('vaultd run: a daemon child process on a temp vault', () => {
   let sideLog: string;
 
   before(async () => {
-    vault = await makeVault();
-    sideLog = join(vault.root, 'side-effects.log');
-    await writeFile(
-      vault.configPath,
-      (await readFile(vault.configPath, 'utf8')) +
-        `settle_ms: 400\nparse_timeout_ms: 100\nplugins:\n  - ${PLUGIN}\ntools:\n  side_effect:\n    log: ${sideLog}\n  danger_zone:\n    log: ${join(vault.root, 'danger.log')}\n`,
-    );
-    daemon = startCli(['run', '--config', vault.configPath]);
-    await daemon.ready();
+    ({ vault, daemon, sideLog } = await startPluginDaemon(
+      'settle_ms: 400\nparse_timeout_ms: 100\n',
+    ));
   });
 
   after(async () => {

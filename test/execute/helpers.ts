@@ -2,18 +2,7 @@ import { pino, type Logger } from 'pino';
 import { ToolRegistry, defineTool } from '../../src/protocol/index.ts';
 import type { Tool, ToolDefinition } from '../../src/protocol/index.ts';
 
-/** Wait until `predicate` holds, polling; fails after `timeoutMs`. */
-export async function waitFor(
-  predicate: () => boolean | Promise<boolean>,
-  timeoutMs = 5000,
-  what = 'condition',
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
+export { waitUntil as waitFor } from '../helpers/wait-for.ts';
 
 /** Resolve after `ms`. */
 export function delay(ms: number): Promise<void> {

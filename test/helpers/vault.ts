@@ -179,3 +179,26 @@ export function resultsOf(text: string): WrittenResult[] {
   }
   return out;
 }
+
+/** The test tools' plugin module (`slow_echo`, `side_effect`, `danger_zone`). */
+export const TEST_PLUGIN = join(ROOT, 'test/fixtures/plugins/test-tools.ts');
+
+/**
+ * A temp vault whose config loads the test tools, with `side_effect` logging to
+ * `<vault>/side-effects.log`, and a running daemon on it.
+ * @param extraYaml top-level config lines added (e.g. `settle_ms: 300`).
+ */
+export async function startPluginDaemon(
+  extraYaml = '',
+): Promise<{ vault: TempVault; daemon: DaemonProcess; sideLog: string }> {
+  const vault = await makeVault();
+  const sideLog = join(vault.root, 'side-effects.log');
+  await writeFile(
+    vault.configPath,
+    (await readFile(vault.configPath, 'utf8')) +
+      `${extraYaml}plugins:\n  - ${TEST_PLUGIN}\ntools:\n  side_effect:\n    log: ${sideLog}\n  danger_zone:\n    log: ${join(vault.root, 'danger.log')}\n`,
+  );
+  const daemon = startCli(['run', '--config', vault.configPath]);
+  await daemon.ready();
+  return { vault, daemon, sideLog };
+}

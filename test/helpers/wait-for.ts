@@ -23,3 +23,17 @@ export async function waitFor<T>(
     await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 25));
   }
 }
+
+/**
+ * Poll `predicate` until it holds; the positional form the unit tests use.
+ * @param predicate checked every 5 ms.
+ * @param timeoutMs deadline; defaults to 5 s.
+ * @param what named in the timeout error.
+ */
+export async function waitUntil(
+  predicate: () => boolean | Promise<boolean>,
+  timeoutMs = 5000,
+  what = 'condition',
+): Promise<void> {
+  await waitFor(predicate, { timeoutMs, intervalMs: 5, message: what });
+}

@@ -2,23 +2,7 @@ import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import type { ToolResult } from '../../src/protocol/types.ts';
 
-/**
- * Wait until `predicate` holds, polling every 10 ms, or fail after `timeoutMs`.
- * @param predicate checked until it returns true.
- * @param timeoutMs deadline; defaults to 5 s.
- * @param what named in the timeout error.
- */
-export async function waitFor(
-  predicate: () => boolean | Promise<boolean>,
-  timeoutMs = 5000,
-  what = 'condition',
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+export { waitUntil as waitFor } from '../helpers/wait-for.ts';
 
 /** A pino logger whose records land in `records`, parsed. */
 export function captureLogger(level = 'debug'): {

@@ -1,7 +1,7 @@
-import { ToolError } from '../../../protocol/errors.ts';
-import { fetchText, parseJsonBody } from '../fetch-text.ts';
+import { fetchText } from '../fetch-text.ts';
 import { parseRetryAfter, statusError } from '../http-errors.ts';
-import type { SearchProvider, SearchResult } from '../types.ts';
+import { readContentResults } from './content-results.ts';
+import type { SearchProvider } from '../types.ts';
 import { readApiKey } from './api-key.ts';
 
 /** Tavily's API base; `tools.search_web.url` overrides it. */
@@ -45,17 +45,7 @@ export const searchTavily: SearchProvider = async ({ query, count, config, signa
           : undefined,
     });
   }
-  const body = parseJsonBody(NAME, response.text) as { results?: unknown };
-  if (!Array.isArray(body.results)) {
-    throw new ToolError('EXECUTION_FAILED', `${NAME} answered JSON without a results array`, {
-      recoverable: false,
-    });
-  }
-  return body.results.flatMap((item: unknown): SearchResult[] => {
-    const hit = item as { title?: unknown; url?: unknown; content?: unknown };
-    if (typeof hit.url !== 'string') return [];
-    return [{ title: String(hit.title ?? ''), url: hit.url, snippet: String(hit.content ?? '') }];
-  });
+  return readContentResults(NAME, response.text);
 };
 
 /** Tavily's errors read `{detail: {error: "…"}}` (sometimes `{detail: "…"}`). */
