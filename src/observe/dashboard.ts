@@ -1,6 +1,6 @@
 import type { ToolMetrics } from '../execute/index.ts';
 import type { ToolResult } from '../protocol/types.ts';
-import type { VaultSnapshot } from './vault-snapshot.ts';
+import { ARCHIVE_STATES, type VaultSnapshot } from './vault-snapshot.ts';
 
 /** One finished call, for the dashboard's list of recent calls. */
 export interface RecentCall {
@@ -47,6 +47,9 @@ export function renderDashboard(input: DashboardInput): string {
     '| folder | notes |',
     '| --- | ---: |',
     ...Object.entries(snapshot.notes).map(([state, n]) => `| ${state} | ${n} |`),
+    ...ARCHIVE_STATES.filter((state) => !(state in snapshot.notes)).map(
+      (state) => `| ${state} | counted a minute after start |`,
+    ),
     '',
     '## Waiting for you',
     '',

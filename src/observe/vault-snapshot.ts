@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { readApprovalSection } from '../approval/index.ts';
 import type { VaultLayout } from '../vault/index.ts';
@@ -20,11 +20,12 @@ export const ARCHIVE_STATES: readonly string[] = ['done', 'failed', 'rejected'];
  * hundreds of thousands of notes, so this runs in the background on a timer, never at start-up
  * or per event.
  * @param layout the vault's folders.
- * @param archives counts of archive folders the caller keeps up itself; others are counted.
+ * @param archives counts of archive folders the caller keeps up itself (others are counted), or
+ *   `skip` to leave the archives out.
  */
 export async function takeVaultSnapshot(
   layout: VaultLayout,
-  archives?: Readonly<Record<string, number>>,
+  archives?: Readonly<Record<string, number>> | 'skip',
 ): Promise<VaultSnapshot> {
   const folders: Record<string, string> = {
     inbox: layout.inbox,
@@ -37,7 +38,9 @@ export async function takeVaultSnapshot(
   };
   const notes: Record<string, number> = {};
   for (const [state, dir] of Object.entries(folders)) {
-    notes[state] = archives?.[state] ?? (await countNotes(dir));
+    if (archives === 'skip' && ARCHIVE_STATES.includes(state)) continue;
+    const known = archives === 'skip' ? undefined : archives?.[state];
+    notes[state] = known ?? (await countNotes(dir));
   }
   const pending: { note: string; calls: { id: string; tool: string }[] }[] = [];
   for (const path of await listNotes(layout.pending)) {
@@ -68,4 +71,21 @@ export async function countNotes(dir: string): Promise<number> {
   let count = 0;
   for (const name of names) if (isNoteFile(name)) count++;
   return count;
+}
+
+/**
+ * Whether the archive folders are large enough that counting them is felt (tens of thousands of
+ * notes): told from the folders' own size, one `stat` each, without listing them.
+ * @param layout the vault's folders.
+ */
+export async function archivesLookLarge(layout: VaultLayout): Promise<boolean> {
+  let bytes = 0;
+  for (const dir of [layout.done, layout.failed, layout.rejected]) {
+    bytes += await stat(dir).then(
+      (s) => s.size,
+      () => 0,
+    );
+  }
+  // A directory grows by one block per ~100 entries on ext4; 1 MiB is ~25,000 notes.
+  return bytes > 1024 * 1024;
 }
