@@ -23,7 +23,13 @@ import {
 import type { FoundCall, InvalidBlock, ParsedNote } from '../note/types.ts';
 import type { ErrorCode } from '../protocol/errors.ts';
 import type { ApprovedBy, Tool, ToolCall, ToolResult } from '../protocol/types.ts';
-import { claimNote, fsyncDirectory, moveNoOverwrite, writeFileAtomic } from '../vault/index.ts';
+import {
+  claimNote,
+  fsyncDirectory,
+  moveNoOverwrite,
+  writeFileAtomic,
+  type LedgerCall,
+} from '../vault/index.ts';
 import type { FolderKind } from '../vault/watcher.ts';
 import type { PipelineContext } from './context.ts';
 import { makePipelineResult } from './make-result.ts';
@@ -377,6 +383,8 @@ async function settleCalls(
   const runnable: Runnable[] = [];
   const asking: { call: PendingCall; order: number; tool: Tool }[] = [];
   const openIntents = options.resume ? ctx.ledger.openIntents(key) : new Map<string, unknown>();
+  // Calls that finished before a crash cut the write-back short: their recorded results.
+  const recorded = options.resume ? ctx.ledger.calls(key) : new Map<string, LedgerCall>();
   const allowed = readAllowedTools(front['allowed_tools']);
   const section = readApprovalSection(text);
   const requests = requestsOf(ctx);
@@ -414,6 +422,11 @@ async function settleCalls(
     if (parsed.results.has(call.id)) continue;
     const order = call.start.offset;
     const tool = ctx.registry.get(call.name);
+    const finished = recorded.get(call.id)?.result;
+    if (isToolResult(finished, call.id)) {
+      results.push({ order, result: finished });
+      continue;
+    }
     if (openIntents.has(call.id) && tool !== undefined && !tool.readOnly) {
       error(order, {
         id: call.id,
@@ -610,6 +623,11 @@ async function runOne(
     onProgress: (progress) =>
       ctx.bus.emit('tool.progress', { note: key, callId: call.id, tool: call.name, progress }),
   });
+  if (ctx.registry.get(call.name)?.readOnly !== true && result.status !== 'interrupted') {
+    // Kept until the note is written back: a crash in between then yields this result, not an
+    // `interrupted` one for a call that in fact finished.
+    await ctx.ledger.recordDone(key, call.id, result.status, result);
+  }
   return { order: r.order, result };
 }
 
@@ -830,3 +848,14 @@ export function noteKey(ctx: PipelineContext, path: string): string {
 }
 
 export type { FoundCall };
+
+function isToolResult(value: unknown, id: string): value is ToolResult {
+  if (value === null || typeof value !== 'object') return false;
+  const r = value as Partial<ToolResult>;
+  return (
+    r.id === id &&
+    typeof r.name === 'string' &&
+    typeof r.status === 'string' &&
+    typeof r.content === 'string'
+  );
+}

@@ -27,6 +27,8 @@ export interface LedgerCall {
   readonly argsHash: string | null;
   /** The result's status once done; null while the intent is open. */
   readonly status: string | null;
+  /** The result itself, when it was recorded with the completion (to write back after a crash). */
+  readonly result?: unknown;
 }
 
 /** Options of {@link Ledger.open}. */
@@ -37,7 +39,7 @@ export interface LedgerOptions {
 
 type Line =
   | { type: 'intent'; note: string; callId: string; tool: string; argsHash: string; at: string }
-  | { type: 'done'; note: string; callId: string; status: string; at: string }
+  | { type: 'done'; note: string; callId: string; status: string; at: string; result?: unknown }
   | { type: 'release'; note: string; at: string };
 
 interface Pending {
@@ -140,9 +142,14 @@ export class Ledger {
    * @param note vault-relative path of the note.
    * @param callId the call.
    * @param status the result's status (`success`, `error`, `rejected`, `interrupted`).
+   * @param result the result, kept so that a crash before it reaches the note does not turn a
+   *   finished call into an interrupted one.
    */
-  recordDone(note: string, callId: string, status: string): Promise<void> {
-    return this.append({ type: 'done', note, callId, status, at: new Date().toISOString() }, false);
+  recordDone(note: string, callId: string, status: string, result?: unknown): Promise<void> {
+    const at = new Date().toISOString();
+    const line: Line = { type: 'done', note, callId, status, at };
+    if (result !== undefined) line.result = result;
+    return this.append(line, false);
   }
 
   /**
@@ -296,6 +303,7 @@ export class Ledger {
         tool: previous?.tool ?? null,
         argsHash: previous?.argsHash ?? null,
         status: line.status,
+        ...(line.result === undefined ? {} : { result: line.result }),
       });
     }
   }
@@ -326,8 +334,17 @@ function callLines(call: LedgerCall): Line[] {
       at,
     });
   }
-  if (call.status !== null)
-    lines.push({ type: 'done', note: call.note, callId: call.callId, status: call.status, at });
+  if (call.status !== null) {
+    const done: Line = {
+      type: 'done',
+      note: call.note,
+      callId: call.callId,
+      status: call.status,
+      at,
+    };
+    if (call.result !== undefined) done.result = call.result;
+    lines.push(done);
+  }
   return lines;
 }
 

@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { after, describe, it } from 'node:test';
+import {
+  callBlock,
+  note,
+  resultsOf,
+  startCli,
+  startPluginDaemon,
+  type TempVault,
+} from '../helpers/vault.ts';
+import { waitFor } from '../helpers/wait-for.ts';
+
+describe('kill -9 between a finished call and the write-back', () => {
+  let vault: TempVault | undefined;
+  after(async () => {
+    await vault?.cleanup();
+  });
+
+  it('writes back the finished call from the ledger and marks only the cut-off one interrupted', async () => {
+    const started = await startPluginDaemon();
+    vault = started.vault;
+    const { daemon, sideLog } = started;
+    await vault.drop(
+      'pair.md',
+      note(
+        'Pair',
+        callBlock('side_effect', { label: 'quick' }, 'quick'),
+        callBlock('side_effect', { label: 'slow', ms: 10_000 }, 'slow'),
+      ),
+    );
+    // The quick call has finished, the slow one runs: the note's results are not written yet.
+    await waitFor(
+      async () =>
+        existsSync(sideLog) &&
+        /end quick\n[\s\S]*start slow|start slow[\s\S]*end quick/.test(
+          await readFile(sideLog, 'utf8'),
+        ),
+    );
+    daemon.child.kill('SIGKILL');
+    await daemon.exited;
+    assert.equal(await vault.whereIs('pair.md'), 'In_Progress');
+
+    const again = startCli(['run', '--config', vault.configPath]);
+    try {
+      await again.ready();
+      await waitFor(async () => (await vault?.whereIs('pair.md')) === 'Failed');
+      const results = resultsOf(await vault.read('Failed', 'pair.md'));
+      assert.deepEqual(
+        results.map((r) => [r.id, r.status]),
+        [
+          ['quick', 'success'],
+          ['slow', 'interrupted'],
+        ],
+      );
+      const log = await readFile(sideLog, 'utf8');
+      assert.equal(log.match(/start quick/g)?.length, 1, 'the finished call did not run again');
+      assert.equal(log.match(/start slow/g)?.length, 1, 'the cut-off call did not run again');
+    } finally {
+      assert.equal(await again.stop(), 0);
+    }
+  });
+});
