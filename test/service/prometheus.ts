@@ -71,7 +71,7 @@ function parseSample(line: string, where: string): Sample {
     string,
   ];
   const value = parseValue(valueText);
-  assertOk(!Number.isNaN(value) || valueText === 'NaN', `bad value at ${where}`);
+  assertOk(!Number.isNaN(value) || /^nan$/i.test(valueText), `bad value at ${where}`);
   const labels: Record<string, string> = {};
   if (labelText !== undefined) {
     const body = labelText.slice(1, -1);
@@ -91,9 +91,11 @@ function parseSample(line: string, where: string): Sample {
 }
 
 function parseValue(text: string): number {
-  if (text === '+Inf') return Infinity;
-  if (text === '-Inf') return -Infinity;
-  if (text === 'NaN') return NaN;
+  // The format takes Go's float syntax: infinities and NaN in any case (prom-client writes `Nan`
+  // for a gauge with no samples yet, such as the event-loop lag right after start).
+  if (/^\+?inf$/i.test(text)) return Infinity;
+  if (/^-inf$/i.test(text)) return -Infinity;
+  if (/^nan$/i.test(text)) return NaN;
   return /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text) ? Number(text) : NaN;
 }
 
