@@ -87,26 +87,32 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
   const refresh = (): Promise<void> =>
     (refreshing ??= (async () => {
       try {
-        // Archives are counted in full at most every IDLE_REFRESH_MS (a note moved out of them by
-        // hand is seen then); in between, the daemon's own moves keep their counts.
-        let recount = archives === undefined || Date.now() - lastArchiveCount >= IDLE_REFRESH_MS;
-        // A large archive is first counted a minute after start, not during it: SPEC section 1
-        // wants archives to cost nothing at start-up (200,000 names take ≈ 0.25 s of CPU).
-        const early = Date.now() - startedAt < FIRST_ARCHIVE_COUNT_DELAY_MS;
-        if (archives === undefined && early && (await archivesLookLarge(layout))) {
-          recount = false;
-          if (firstCount === undefined) {
-            firstCount = setTimeout(() => {
-              dirty = true;
-              void tick();
-            }, FIRST_ARCHIVE_COUNT_DELAY_MS);
-            firstCount.unref();
+        // Small archives are simply counted again (exact, and cheap). A large one (tens of
+        // thousands of notes, told by the folders' size) is counted in full at most every
+        // IDLE_REFRESH_MS, a note moved out of it by hand being seen then, and kept up by the
+        // daemon's own moves in between; it is first counted a minute after start, not during it:
+        // SPEC section 1 wants archives to cost nothing at start-up (200,000 names take ≈ 0.25 s
+        // of CPU).
+        if (!(await archivesLookLarge(layout))) {
+          archives = undefined;
+          snapshot = await takeVaultSnapshot(layout);
+        } else {
+          let recount = archives === undefined || Date.now() - lastArchiveCount >= IDLE_REFRESH_MS;
+          if (archives === undefined && Date.now() - startedAt < FIRST_ARCHIVE_COUNT_DELAY_MS) {
+            recount = false;
+            if (firstCount === undefined) {
+              firstCount = setTimeout(() => {
+                dirty = true;
+                void tick();
+              }, FIRST_ARCHIVE_COUNT_DELAY_MS);
+              firstCount.unref();
+            }
           }
-        }
-        snapshot = await takeVaultSnapshot(layout, recount ? undefined : (archives ?? 'skip'));
-        if (recount) {
-          archives = Object.fromEntries(ARCHIVE_STATES.map((s) => [s, snapshot.notes[s] ?? 0]));
-          lastArchiveCount = Date.now();
+          snapshot = await takeVaultSnapshot(layout, recount ? undefined : (archives ?? 'skip'));
+          if (recount) {
+            archives = Object.fromEntries(ARCHIVE_STATES.map((s) => [s, snapshot.notes[s] ?? 0]));
+            lastArchiveCount = Date.now();
+          }
         }
         lastRefresh = Date.now();
       } catch (error) {
