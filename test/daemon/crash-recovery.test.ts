@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import {
   callBlock,
@@ -30,13 +31,14 @@ describe('kill -9 between a finished call and the write-back', () => {
         callBlock('side_effect', { label: 'slow', ms: 10_000 }, 'slow'),
       ),
     );
-    // The quick call has finished, the slow one runs: the note's results are not written yet.
+    // The quick call has finished and its completion is in the ledger, the slow one runs: the
+    // note's results are not written yet.
+    const ledger = join(vault.root, '.vaultd', 'ledger.jsonl');
     await waitFor(
       async () =>
-        existsSync(sideLog) &&
-        /end quick\n[\s\S]*start slow|start slow[\s\S]*end quick/.test(
-          await readFile(sideLog, 'utf8'),
-        ),
+        existsSync(ledger) &&
+        /"type":"done"[^\n]*"callId":"quick"/.test(await readFile(ledger, 'utf8')) &&
+        /start slow/.test(await readFile(sideLog, 'utf8')),
     );
     daemon.child.kill('SIGKILL');
     await daemon.exited;
