@@ -1,10 +1,19 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { callBlock, makeVault, note, runCli, startCli, type TempVault } from '../helpers/vault.ts';
+import {
+  BIN,
+  callBlock,
+  makeVault,
+  note,
+  runCli,
+  startCli,
+  type TempVault,
+} from '../helpers/vault.ts';
 
 describe('vaultd CLI as a child process', () => {
   let vault: TempVault;
@@ -176,5 +185,35 @@ describe('vaultd CLI as a child process', () => {
     assert.equal(status.code, 0);
     assert.match(status.stdout, /Failed +1/);
     assert.match(status.stdout, /search_web +1 +0 +1/);
+  });
+
+  it('once draws a progress bar on a terminal, and none when the output is not one', async (t) => {
+    if (spawnSync('script', ['--version']).status !== 0) {
+      t.skip('util-linux script(1) is not installed');
+      return;
+    }
+    const dir = await mkdtemp(join(tmpdir(), 'vaultd-progress-'));
+    try {
+      await runCli(['init', dir]);
+      for (let i = 0; i < 120; i++) {
+        await writeFile(
+          join(dir, 'Needs_Action', `n${i}.md`),
+          note(`N${i}`, callBlock('search_web', { query: i })),
+        );
+      }
+      // script(1) gives the command a pseudo-terminal, as a person at a shell has.
+      const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} once --config ${JSON.stringify(join(dir, 'vaultd.yaml'))} > /dev/null`;
+      const tty = spawnSync('script', ['-qec', command, '/dev/null'], {
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      assert.equal(tty.status, 0, tty.stdout + tty.stderr);
+      assert.match(tty.stdout, /\[#+\] 120\/120 notes/);
+      assert.equal((await readdir(join(dir, 'Failed'))).length, 120);
+      const piped = await runCli(['once', '--config', join(dir, 'vaultd.yaml')]);
+      assert.doesNotMatch(piped.stderr, /notes/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
