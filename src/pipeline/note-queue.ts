@@ -4,7 +4,7 @@ import type { FolderKind } from '../vault/watcher.ts';
 export type JobOutcome = { readonly retryAfterMs: number } | void;
 
 /** Work on one note path. */
-export type NoteWorker = (path: string, kind: FolderKind) => Promise<JobOutcome>;
+export type QueueWorker = (path: string, kind: FolderKind) => Promise<JobOutcome>;
 
 interface Entry {
   kind: FolderKind;
@@ -21,7 +21,7 @@ interface Entry {
  */
 export class NoteQueue {
   readonly #limit: number;
-  readonly #worker: NoteWorker;
+  readonly #worker: QueueWorker;
   readonly #onError: (path: string, error: unknown) => void;
   readonly #entries = new Map<string, Entry>();
   readonly #ready: string[] = [];
@@ -35,7 +35,7 @@ export class NoteQueue {
    * @param worker does the work; its rejection is reported to `onError`, never thrown.
    * @param onError told about a worker that threw.
    */
-  constructor(limit: number, worker: NoteWorker, onError: (path: string, error: unknown) => void) {
+  constructor(limit: number, worker: QueueWorker, onError: (path: string, error: unknown) => void) {
     this.#limit = limit;
     this.#worker = worker;
     this.#onError = onError;

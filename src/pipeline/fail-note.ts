@@ -1,0 +1,135 @@
+import { appendFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { renderResult } from '../note/index.ts';
+import type { ErrorCode } from '../protocol/errors.ts';
+import type { ToolResult } from '../protocol/types.ts';
+import { claimNote, moveNoOverwrite } from '../vault/index.ts';
+import type { PipelineContext } from './context.ts';
+import { makePipelineResult } from './make-result.ts';
+import { noteKey } from './note-key.ts';
+
+/**
+ * The last resort for a claimed note whose processing failed (a note too complex to parse, a
+ * bug, a disk error): move it to `Failed/` with the reason appended, so it is neither lost nor
+ * stuck in `In_Progress/`. Appending, not rewriting: the note's text must survive as it is.
+ */
+export async function failClaimed(
+  ctx: PipelineContext,
+  path: string,
+  error: unknown,
+  code: ErrorCode,
+): Promise<void> {
+  const key = noteKey(ctx, path);
+  const reason = error instanceof Error ? error.message : String(error);
+  ctx.logger.error({ err: error, note: key, code }, 'note failed as a whole; moving it to Failed');
+  if (ctx.shutdown.aborted) return;
+  const message =
+    code === 'EXECUTION_FAILED'
+      ? `vaultd could not process this note: ${reason}. Its calls without a result did not run; fix the note and move it back to the inbox, or report the problem.`
+      : reason;
+  const result = makePipelineResult({
+    id: 'note_error',
+    name: 'vaultd',
+    status: 'error',
+    code,
+    message,
+  });
+  logPseudo(ctx, key, code, message);
+  try {
+    await appendFile(path, `\n\n## Tool Results\n\n${renderResult(result)}\n`);
+  } catch (appendError) {
+    ctx.logger.error({ err: appendError, note: key }, 'could not append the error to the note');
+  }
+  try {
+    await moveNoOverwrite(path, ctx.layout.failed, basename(path));
+    await ctx.ledger.release(key);
+  } catch (moveError) {
+    ctx.logger.error(
+      { err: moveError, note: key },
+      'could not move the note to Failed; it stays in In_Progress',
+    );
+  }
+}
+
+/** One line of the execution log for a result, and a warning in the daemon's log when it failed. */
+export function logResult(
+  ctx: PipelineContext,
+  note: string,
+  result: ToolResult,
+  parameters: Record<string, unknown> | undefined,
+): void {
+  const original = result.metadata.original_arguments;
+  ctx.executionLog.append({
+    call_id: result.id,
+    tool: result.name,
+    note,
+    parameters: parameters ?? {},
+    ...(original === undefined ? {} : { original_parameters: original }),
+    status: result.status,
+    error: result.error,
+    execution_time_ms: result.metadata.execution_time_ms,
+    timestamp: result.metadata.finished_at,
+    approved_by: result.metadata.approved_by,
+  });
+  if (result.success) return;
+  ctx.logger.warn(
+    { note, call: result.id, tool: result.name, code: result.error?.code },
+    result.error?.message ?? 'call failed',
+  );
+}
+
+/**
+ * A note that mentions `tool_call` but cannot be parsed: too large (an error result appended, to
+ * Failed/), or binary or not UTF-8 (moved to Failed/ unchanged, the reason logged).
+ */
+export async function failUnreadable(
+  ctx: PipelineContext,
+  path: string,
+  read: { kind: 'too_large' | 'binary' | 'not_utf8'; size?: number },
+): Promise<void> {
+  const key = noteKey(ctx, path);
+  if (read.kind !== 'too_large') {
+    // Writing results into a binary file would corrupt it: move it aside untouched and say why.
+    const moved = await moveNoOverwrite(path, ctx.layout.failed, basename(path));
+    const code = 'NOTE_NOT_TEXT';
+    ctx.logger.error(
+      { note: key, moved_to: moved && noteKey(ctx, moved), code },
+      'note is binary or not UTF-8: moved to Failed unread',
+    );
+    logPseudo(
+      ctx,
+      key,
+      code,
+      'the note is binary or not valid UTF-8; it was moved to Failed/ unchanged',
+    );
+    return;
+  }
+  const claimed = await claimNote(path, ctx.layout);
+  if (claimed === null) return;
+  const message = `the note is ${read.size ?? 0} bytes, over the ${ctx.config.max_note_bytes}-byte cap (config max_note_bytes); split it into smaller notes`;
+  const result = makePipelineResult({
+    id: 'note_size',
+    name: 'vaultd',
+    status: 'error',
+    code: 'NOTE_TOO_LARGE',
+    message,
+  });
+  // Appending, not rewriting: the note is too large to parse, and its text must survive as is.
+  await appendFile(claimed, `\n\n## Tool Results\n\n${renderResult(result)}\n`);
+  logPseudo(ctx, key, 'NOTE_TOO_LARGE', message);
+  await moveNoOverwrite(claimed, ctx.layout.failed, basename(claimed));
+}
+
+function logPseudo(ctx: PipelineContext, note: string, code: ErrorCode, message: string): void {
+  ctx.executionLog.append({
+    call_id: 'note',
+    tool: 'vaultd',
+    note,
+    parameters: {},
+    status: 'error',
+    error: { code, message, recoverable: false },
+    execution_time_ms: 0,
+    timestamp: new Date().toISOString(),
+    approved_by: null,
+  });
+}

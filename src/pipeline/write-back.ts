@@ -1,0 +1,131 @@
+import { stat } from 'node:fs/promises';
+import {
+  renderApprovalSection,
+  APPROVAL_HEADING as APPROVAL_SECTION,
+  type PendingCall,
+} from '../approval/index.ts';
+import type { WriteBackEdit } from '../note/index.ts';
+import type { ParsedNote } from '../note/types.ts';
+import type { ToolResult } from '../protocol/types.ts';
+import { writeFileAtomic } from '../vault/index.ts';
+import type { PipelineContext } from './context.ts';
+import { noteKey } from './note-key.ts';
+import { readNote } from './read-note.ts';
+
+/** The heading of the section where pending calls wait for a human. */
+const APPROVAL_HEADING = `## ${APPROVAL_SECTION}`;
+
+/** What tells one version of a note's file from another without reading it. */
+export interface NoteStamp {
+  readonly mtimeMs: number;
+  readonly size: number;
+}
+
+/**
+ * Write a note's new results, its Approval section and its front-matter keys into the note as it
+ * is on disk now (a human may have edited it while the calls ran), atomically.
+ * @returns the text written, or null when the note became unreadable meanwhile.
+ */
+export async function writeBack(
+  ctx: PipelineContext,
+  path: string,
+  originalText: string,
+  stamp: NoteStamp,
+  parsed: ParsedNote,
+  results: readonly ToolResult[],
+  pending: readonly PendingCall[],
+  sideEffects: boolean,
+  unfinished = false,
+): Promise<string | null> {
+  // Results go into the note as it is on disk now: a human may have edited it while calls ran.
+  // Unchanged modification time and size mean the text we parsed, without reading it again.
+  const now = await stat(path);
+  let current = originalText;
+  if (now.mtimeMs !== stamp.mtimeMs || now.size !== stamp.size) {
+    const read = await readNote(path, Number.MAX_SAFE_INTEGER);
+    if (read.kind !== 'text') {
+      ctx.logger.error(
+        { note: noteKey(ctx, path), reason: read.kind },
+        'note changed into something unreadable while its calls ran',
+      );
+      return null;
+    }
+    current = read.text;
+    stamp = read;
+  }
+  const counts = countResults(parsed, results);
+  const edit: WriteBackEdit = {
+    results,
+    section: {
+      heading: APPROVAL_HEADING,
+      body: pending.length > 0 ? renderApprovalSection([...pending]) : null,
+    },
+    frontMatter: {
+      status: unfinished
+        ? 'in_progress'
+        : pending.length > 0
+          ? 'pending_approval'
+          : counts.rejected > 0
+            ? 'rejected'
+            : counts.errors > 0
+              ? 'failed'
+              : 'done',
+      processed_at: new Date().toISOString(),
+      tool_calls:
+        parsed.calls.length +
+        parsed.invalid.length +
+        (results.some((r) => r.id === 'front_matter') ? 1 : 0),
+      tool_errors: counts.errors + counts.rejected,
+    },
+  };
+  const text = await ctx.notes.edit(current, edit);
+  if (text === current) return text;
+  const before = await stat(path);
+  if (before.mtimeMs !== stamp.mtimeMs || before.size !== stamp.size) {
+    // Edited again between our read and now: start over on the newer text.
+    return writeBack(
+      ctx,
+      path,
+      originalText,
+      stamp,
+      parsed,
+      results,
+      pending,
+      sideEffects,
+      unfinished,
+    );
+  }
+  // The folder's fsync makes the rename durable; without side effects a power cut that loses it
+  // only means the note's read-only calls run again, so it is skipped.
+  await writeFileAtomic(path, text, { fsyncDir: sideEffects, mode: before.mode & 0o7777 });
+  return text;
+}
+
+function countResults(
+  parsed: ParsedNote,
+  results: readonly ToolResult[],
+): { errors: number; rejected: number } {
+  let errors = 0;
+  let rejected = 0;
+  const statuses = new Map<string, string>();
+  for (const [id, found] of parsed.results) statuses.set(id, found.status);
+  for (const result of results) statuses.set(result.id, result.status);
+  for (const status of statuses.values()) {
+    if (status === 'rejected') rejected++;
+    else if (status !== 'success') errors++;
+  }
+  return { errors, rejected };
+}
+
+/** The folder a processed note goes to, from its results and the calls still waiting. */
+export function chooseTarget(
+  parsed: ParsedNote,
+  results: readonly ToolResult[],
+  pending: readonly PendingCall[],
+): 'done' | 'failed' | 'pending' | 'rejected' {
+  if (pending.length > 0) return 'pending';
+  const counts = countResults(parsed, results);
+  if (counts.rejected > 0 && counts.errors === 0) return 'rejected';
+  if (counts.errors > 0 || counts.rejected > 0) return 'failed';
+  return 'done';
+}
