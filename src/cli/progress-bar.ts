@@ -27,7 +27,11 @@ export function createProgressBar(stream: NodeJS.WriteStream): ProgressBar | und
       draw(left);
     },
     done() {
-      if (total > 0) stream.write('\n');
+      // The last updates race with each other (notes finish together) and may be throttled:
+      // the finished bar is drawn here.
+      if (total === 0) return;
+      draw(0);
+      stream.write('\n');
     },
   };
 }
