@@ -4,21 +4,22 @@ import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { forEachLimit } from './wait-until.ts';
+import { CONFIG_DEFAULTS } from '../../src/config/defaults.ts';
 
 /** The bench's test-only tools, loaded through the config's `plugins` key. */
 export const PLUGIN_PATH = new URL('../plugin/bench-tools.ts', import.meta.url).pathname;
 
 /** The folders vaultd makes in a vault (SPEC section 1). */
-const FOLDERS = [
-  'Needs_Action',
-  'In_Progress',
-  'Pending_Approval',
-  'Approved',
-  'Rejected',
-  'Done',
-  'Failed',
-  'Logs',
-];
+const FOLDERS = (({ inbox, in_progress, pending, approved, rejected, done, failed, logs }) => [
+  inbox,
+  in_progress,
+  pending,
+  approved,
+  rejected,
+  done,
+  failed,
+  logs,
+])(CONFIG_DEFAULTS.folders);
 
 const live = new Set<string>();
 

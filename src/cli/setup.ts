@@ -13,8 +13,7 @@ import { loadPlugins } from './plugins.ts';
 export async function loadSetup(
   options: CommonOptions,
 ): Promise<{ config: Config; registry: ToolRegistry }> {
-  const registry = new ToolRegistry();
-  for (const tool of builtinTools()) registry.register(tool);
+  const registry = builtinRegistry();
   const toolSchemas = Object.fromEntries(
     registry
       .list()

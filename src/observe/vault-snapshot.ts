@@ -9,7 +9,10 @@ import { listNotes } from '../vault/scan.ts';
 export interface VaultSnapshot {
   readonly at: string;
   readonly notes: Readonly<Record<string, number>>;
-  readonly pending: readonly { note: string; calls: readonly { id: string; tool: string }[] }[];
+  readonly pending: readonly {
+    note: string;
+    calls: readonly { id: string; tool: string; requested_at: string | null }[];
+  }[];
 }
 
 /** The folders that grow without bound: counted in full rarely, and kept up by events between. */
@@ -42,12 +45,16 @@ export async function takeVaultSnapshot(
     const known = archives === 'skip' ? undefined : archives?.[state];
     notes[state] = known ?? (await countNotes(dir));
   }
-  const pending: { note: string; calls: { id: string; tool: string }[] }[] = [];
+  const pending: {
+    note: string;
+    calls: { id: string; tool: string; requested_at: string | null }[];
+  }[] = [];
   for (const path of await listNotes(layout.pending)) {
     const text = await readFile(path, 'utf8').catch(() => '');
     const calls = [...readApprovalSection(text).decisions.values()].map((d) => ({
       id: d.id,
       tool: d.name ?? '?',
+      requested_at: d.requestedAt,
     }));
     pending.push({ note: basename(path), calls });
   }

@@ -106,18 +106,9 @@ export async function failUnreadable(
   }
   const claimed = await claimNote(path, ctx.layout);
   if (claimed === null) return;
+  // Not parsed, so the error is appended rather than spliced: the note's text survives as is.
   const message = `the note is ${read.size ?? 0} bytes, over the ${ctx.config.max_note_bytes}-byte cap (config max_note_bytes); split it into smaller notes`;
-  const result = makePipelineResult({
-    id: 'note_size',
-    name: 'vaultd',
-    status: 'error',
-    code: 'NOTE_TOO_LARGE',
-    message,
-  });
-  // Appending, not rewriting: the note is too large to parse, and its text must survive as is.
-  await appendFile(claimed, `\n\n## Tool Results\n\n${renderResult(result)}\n`);
-  logPseudo(ctx, key, 'NOTE_TOO_LARGE', message);
-  await moveNoOverwrite(claimed, ctx.layout.failed, basename(claimed));
+  await failClaimed(ctx, claimed, new Error(message), 'NOTE_TOO_LARGE');
 }
 
 function logPseudo(ctx: PipelineContext, note: string, code: ErrorCode, message: string): void {

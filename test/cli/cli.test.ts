@@ -12,6 +12,7 @@ import {
   note,
   runCli,
   startCli,
+  STATE_FOLDERS,
   type TempVault,
 } from '../helpers/vault.ts';
 
@@ -30,16 +31,7 @@ describe('vaultd CLI as a child process', () => {
       const { code, stdout } = await runCli(['init', dir]);
       assert.equal(code, 0);
       assert.match(stdout, /vault ready/);
-      for (const folder of [
-        'Needs_Action',
-        'In_Progress',
-        'Pending_Approval',
-        'Approved',
-        'Rejected',
-        'Done',
-        'Failed',
-        'Logs',
-      ]) {
+      for (const folder of [...STATE_FOLDERS, 'Logs']) {
         assert.ok(existsSync(join(dir, folder)), folder);
       }
       const config = await readFile(join(dir, 'vaultd.yaml'), 'utf8');

@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startCli, type DaemonProcess, type TempVault } from '../helpers/vault.ts';
+import { startCli, STATE_FOLDERS, type DaemonProcess, type TempVault } from '../helpers/vault.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /** The boxes under a pending call. */
@@ -67,15 +67,7 @@ export async function waitPending(vault: TempVault, name: string): Promise<strin
  */
 export async function foldersOf(vault: TempVault, name: string): Promise<string[]> {
   const out: string[] = [];
-  for (const folder of [
-    'Needs_Action',
-    'In_Progress',
-    'Pending_Approval',
-    'Approved',
-    'Rejected',
-    'Done',
-    'Failed',
-  ]) {
+  for (const folder of STATE_FOLDERS) {
     if ((await vault.list(folder)).includes(name)) out.push(folder);
   }
   return out;

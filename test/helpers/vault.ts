@@ -4,6 +4,7 @@ import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from './wait-for.ts';
+import { CONFIG_DEFAULTS } from '../../src/config/defaults.ts';
 
 /** The repository root. */
 export const ROOT = new URL('../..', import.meta.url).pathname;
@@ -25,15 +26,15 @@ export interface TempVault {
 }
 
 /** The folders a note can be in, SPEC section 1. */
-export const STATE_FOLDERS = [
-  'Needs_Action',
-  'In_Progress',
-  'Pending_Approval',
-  'Approved',
-  'Rejected',
-  'Done',
-  'Failed',
-];
+export const STATE_FOLDERS = (({
+  inbox,
+  in_progress,
+  pending,
+  approved,
+  rejected,
+  done,
+  failed,
+}) => [inbox, in_progress, pending, approved, rejected, done, failed])(CONFIG_DEFAULTS.folders);
 
 /**
  * Make a temp vault with a config file.

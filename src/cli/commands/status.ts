@@ -1,9 +1,6 @@
-import { readFile } from 'node:fs/promises';
-import { basename } from 'node:path';
-import { parseApprovalSection } from '../../approval/index.ts';
 import { readExecutionLog } from '../../observe/execution-log.ts';
+import { takeVaultSnapshot } from '../../observe/vault-snapshot.ts';
 import { resolveLayout } from '../../vault/index.ts';
-import { listNotes } from '../../vault/scan.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { CommonOptions } from '../main.ts';
 import { loadSetup } from '../setup.ts';
@@ -32,29 +29,23 @@ export async function runStatus(
 ): Promise<number> {
   const { config } = await loadSetup(options);
   const layout = resolveLayout(config);
-  const folders = {
-    [config.folders.inbox]: layout.inbox,
-    [config.folders.in_progress]: layout.inProgress,
-    [config.folders.pending]: layout.pending,
-    [config.folders.approved]: layout.approved,
-    [config.folders.rejected]: layout.rejected,
-    [config.folders.done]: layout.done,
-    [config.folders.failed]: layout.failed,
+  // The same counts and pending calls the dashboard shows, under the folders' configured names.
+  const snapshot = await takeVaultSnapshot(layout);
+  const names: Record<string, string> = {
+    inbox: config.folders.inbox,
+    in_progress: config.folders.in_progress,
+    pending_approval: config.folders.pending,
+    approved: config.folders.approved,
+    rejected: config.folders.rejected,
+    done: config.folders.done,
+    failed: config.folders.failed,
   };
   const counts: Record<string, number> = {};
-  for (const [name, dir] of Object.entries(folders)) counts[name] = (await listNotes(dir)).length;
-
-  const pending: { note: string; calls: { id: string; tool: string; requested_at: string }[] }[] =
-    [];
-  for (const path of await listNotes(layout.pending)) {
-    const text = await readFile(path, 'utf8').catch(() => '');
-    const calls = [...parseApprovalSection(text).values()].map((d) => ({
-      id: d.id,
-      tool: d.name ?? '?',
-      requested_at: d.requestedAt ?? '?',
-    }));
-    pending.push({ note: basename(path), calls });
-  }
+  for (const [state, n] of Object.entries(snapshot.notes)) counts[names[state] ?? state] = n;
+  const pending = snapshot.pending.map((p) => ({
+    note: p.note,
+    calls: p.calls.map((c) => ({ ...c, requested_at: c.requested_at ?? '?' })),
+  }));
 
   const days = Math.max(1, Number.parseInt(options.days, 10) || 7);
   const since = new Date(Date.now() - days * 86_400_000);
