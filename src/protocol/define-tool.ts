@@ -44,6 +44,9 @@ export function defineTool<Args = Record<string, unknown>>(def: ToolDefinition<A
   if (typeof def.handler !== 'function') {
     throw new Error(`${where}: handler must be a function, got ${quote(def.handler)}`);
   }
+  if (def.normalize !== undefined && typeof def.normalize !== 'function') {
+    throw new Error(`${where}: normalize must be a function, got ${quote(def.normalize)}`);
+  }
   if (def.preview !== undefined && typeof def.preview !== 'function') {
     throw new Error(`${where}: preview must be a function, got ${quote(def.preview)}`);
   }
@@ -93,6 +96,7 @@ export function defineTool<Args = Record<string, unknown>>(def: ToolDefinition<A
     ...(configSchema === undefined ? {} : { configSchema }),
     ...(def.rateLimit === undefined ? {} : { rateLimit: Object.freeze({ ...def.rateLimit }) }),
     ...(def.preview === undefined ? {} : { preview: def.preview }),
+    ...(def.normalize === undefined ? {} : { normalize: def.normalize }),
   };
   Object.freeze(tool);
   validators.set(tool, validate);

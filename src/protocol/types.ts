@@ -61,6 +61,13 @@ export interface ToolDefinition<Args = Record<string, unknown>> {
   readonly configSchema?: JsonSchema;
   /** Default rate limit; config `tools.<name>.rate_limit` overrides. */
   readonly rateLimit?: RateLimit;
+  /**
+   * The one normal form of valid arguments (schema defaults already applied): trim, Unicode NFC,
+   * case-fold addresses and the like. Policy, approval hashing, the preview and the handler all
+   * see what it returns. Throw a `ToolError('INVALID_PARAMS', …)` for values no normal form can
+   * save (control characters in a target, several targets in one value).
+   */
+  normalize?(args: Args): Args;
   /** Human-readable preview of what the call would do, shown when asking for approval. */
   preview?(args: Args, ctx: Pick<ToolContext, 'config' | 'vault'>): string | Promise<string>;
   handler(args: Args, ctx: ToolContext): unknown;

@@ -1,5 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import { getValidator } from './define-tool.ts';
+import { ToolError } from './errors.ts';
 import type { JsonSchema, Tool } from './types.ts';
 
 /** Outcome of {@link validateArguments}. */
@@ -8,10 +9,11 @@ export type ValidationResult =
   | { readonly ok: false; readonly message: string };
 
 /**
- * Check call arguments against a tool's schema, on a copy with the schema's defaults applied.
+ * Check call arguments against a tool's schema, on a copy with the schema's defaults applied, then
+ * bring them to the tool's normal form (`normalize`), which is checked against the schema again.
  * @param tool a declared tool.
  * @param args the call's arguments as written; never modified.
- * @returns the validated arguments, or one message naming each bad parameter and what it expects.
+ * @returns the normalised arguments, or one message naming each bad parameter and what it expects.
  */
 export function validateArguments(tool: Tool<unknown>, args: unknown): ValidationResult {
   if (typeof args !== 'object' || args === null || Array.isArray(args)) {
@@ -24,8 +26,18 @@ export function validateArguments(tool: Tool<unknown>, args: unknown): Validatio
     return { ok: false, message: 'parameters must be plain JSON data' };
   }
   const validate = getValidator(tool);
-  if (validate(copy)) return { ok: true, args: copy };
-  return { ok: false, message: describeErrors(tool, validate.errors ?? []) };
+  if (!validate(copy)) return { ok: false, message: describeErrors(tool, validate.errors ?? []) };
+  if (tool.normalize === undefined) return { ok: true, args: copy };
+  let normal: unknown;
+  try {
+    normal = tool.normalize(copy);
+  } catch (error) {
+    if (error instanceof ToolError && error.code === 'INVALID_PARAMS')
+      return { ok: false, message: error.message };
+    throw error;
+  }
+  if (!validate(normal)) return { ok: false, message: describeErrors(tool, validate.errors ?? []) };
+  return { ok: true, args: normal as Record<string, unknown> };
 }
 
 function describeErrors(tool: Tool<unknown>, errors: readonly ErrorObject[]): string {
