@@ -1,6 +1,15 @@
-import cron, { type ScheduledTask } from 'node-cron';
+import { watch as watchFolder, type FSWatcher } from 'node:fs';
+import { mkdir, readdir, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { compilePolicy, GrantStore } from './approval/index.ts';
+import {
+  ApprovalGate,
+  ApprovalRequests,
+  compilePolicy,
+  GrantStore,
+  type CompiledPolicy,
+} from './approval/index.ts';
+import { readSubmittedDecisions } from './approval/decision-files.ts';
 import type { Config } from './config/types.ts';
 import { Executor } from './execute/index.ts';
 import { NoteWorker } from './note/index.ts';
@@ -10,9 +19,10 @@ import { silentLogger } from './observe/logger.ts';
 import { startMonitor } from './observe/monitor.ts';
 import { initSdNotify } from './observe/sd-notify.ts';
 import type { ToolRegistry } from './protocol/index.ts';
+import { Conditions } from './pipeline/conditions.ts';
 import type { PipelineContext } from './pipeline/context.ts';
 import { NoteQueue } from './pipeline/note-queue.ts';
-import { handleNote, resumeNote } from './pipeline/process-note.ts';
+import { handleNote } from './pipeline/process-note.ts';
 import {
   acquireLock,
   ensureLayout,
@@ -21,6 +31,7 @@ import {
   type VaultLayout,
 } from './vault/index.ts';
 import { listNotes } from './vault/scan.ts';
+import { scheduleCron, type Schedule } from './vault/schedule.ts';
 import { startWatcher, type FolderKind, type Watcher } from './vault/watcher.ts';
 
 /** Options of {@link startDaemon}. */
@@ -34,6 +45,18 @@ export interface DaemonOptions {
   readonly noteConcurrency?: number;
   /** Told how many notes are left whenever a note is done (for a progress bar). */
   readonly onProgress?: (left: number) => void;
+  /** Removes secrets from text; default: the text unchanged. */
+  readonly redact?: (text: string) => string;
+}
+
+/** What {@link Daemon.reload} did with a new config. */
+export interface ReloadOutcome {
+  /** False when the new config was refused; the running one stays. */
+  readonly ok: boolean;
+  /** Why it was refused. */
+  readonly error?: string;
+  /** Changed keys that only a restart applies. */
+  readonly needsRestart: string[];
 }
 
 /** A running daemon. */
@@ -41,6 +64,8 @@ export interface Daemon {
   readonly layout: VaultLayout;
   readonly bus: EventBus;
   readonly executor: Executor;
+  /** The one gate every call passes (policy, grants, approval requests). */
+  readonly gate: ApprovalGate;
   /** Notes queued, settling or being worked on. */
   queueDepth(): number;
   /** True once the first reconcile scan has queued everything that was waiting. */
@@ -49,12 +74,15 @@ export interface Daemon {
   idle(): Promise<void>;
   /** URL of the HTTP listener when `http.port` is set. */
   readonly monitorUrl: string | undefined;
+  /** Infrastructure conditions being worked around now (disk full, lock lost…). */
+  conditions(): { code: string; message: string; since: string }[];
   /**
-   * Take a new config (SIGHUP): policy, tool settings, log level, settle and approval times apply
-   * at once; the keys it returns need a restart.
+   * Take a new config (SIGHUP), checked first: policy, tool settings, log level, settle and
+   * approval times apply at once; the keys it returns need a restart. A bad config is refused
+   * and the running one stays.
    */
-  reload(config: Config): string[];
-  /** Queue every note of the watched folders: what the watcher may have missed. */
+  reload(config: Config): ReloadOutcome;
+  /** Queue every note of the watched folders and orphans in `In_Progress/`. */
   reconcile(): Promise<number>;
   /**
    * Stop: no new claims, running calls get `graceMs` to finish and be written back; after that
@@ -62,6 +90,12 @@ export interface Daemon {
    */
   stop(graceMs?: number): Promise<void>;
 }
+
+// How often the lock, the ledger file and the vault itself are checked (besides the watch on the
+// state folder): a stat or two, cheap enough at rest.
+const STATE_CHECK_MS = 2_000;
+// After the grace period, aborted calls get this long to be written back before stop() goes on.
+const ABORT_GRACE_MS = 3_000;
 
 /**
  * Start vaultd on a vault: lock it, resume notes a previous run left in progress, watch the inbox
@@ -71,34 +105,125 @@ export interface Daemon {
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const { config, registry } = options;
   const logger = options.logger ?? silentLogger();
+  const redact = options.redact ?? ((text: string) => text);
   const watchFolders = options.watch ?? true;
+  // A bad policy fails before anything is locked or created.
+  const policy = compilePolicy(config.policy);
   // systemd's watchdog clock runs from the process start, so the pings start before anything slow.
   const systemd = initSdNotify(logger);
   const stopWatchdog = systemd.startWatchdog();
   const layout = resolveLayout(config);
   await ensureLayout(layout);
   const lock = await acquireLock(layout.state);
+  const rootIdentity = await identityOf(layout.root);
   const bus = new EventBus({ logger });
   bus.emit('daemon.state', { state: 'starting' });
 
-  let currentConfig = config;
-  const ledger = await Ledger.open(layout.state);
-  const grants = await GrantStore.open(layout.state);
-  const executionLog = new ExecutionLog(layout.logs);
+  let started = false;
+  try {
+    await removeStaleTempFiles(layout, logger);
+    const inProgressAtStart = await listNotes(layout.inProgress);
+    const ledger = await Ledger.open(layout.state, {
+      replayWindowMs: config.ledger.replay_window_ms,
+      retentionMs: config.ledger.retention_ms,
+    });
+    const ledgerUntrusted =
+      ledger.damage !== null || (!ledger.existed && inProgressAtStart.length > 0);
+    if (ledger.damage !== null) {
+      logger.error(
+        { kept_at: ledger.damage.keptAt, bad_lines: ledger.damage.badLines },
+        'the ledger was damaged: it was kept aside as evidence; calls whose history it may have held wait for a human',
+      );
+    } else if (ledgerUntrusted) {
+      logger.error(
+        { notes: inProgressAtStart.length },
+        'the ledger is missing but notes wait in In_Progress: their calls with side effects wait for a human',
+      );
+    }
+    const grants = GrantStore.open(layout.state);
+    const requests = await ApprovalRequests.open(layout.state);
+    const gate = new ApprovalGate({
+      policy,
+      grants,
+      requests,
+      expireAfterMs: config.approval.expire_after_ms,
+    });
+    const daemon = await run({
+      options,
+      config,
+      registry,
+      logger,
+      redact,
+      watchFolders,
+      systemd,
+      stopWatchdog,
+      layout,
+      lock,
+      rootIdentity,
+      bus,
+      ledger,
+      ledgerUntrusted,
+      gate,
+      requests,
+    });
+    started = true;
+    return daemon;
+  } finally {
+    if (!started) {
+      stopWatchdog();
+      await lock.release().catch(() => undefined);
+    }
+  }
+}
+
+interface Parts {
+  readonly options: DaemonOptions;
+  readonly config: Config;
+  readonly registry: ToolRegistry;
+  readonly logger: Logger;
+  readonly redact: (text: string) => string;
+  readonly watchFolders: boolean;
+  readonly systemd: ReturnType<typeof initSdNotify>;
+  readonly stopWatchdog: () => void;
+  readonly layout: VaultLayout;
+  readonly lock: Awaited<ReturnType<typeof acquireLock>>;
+  readonly rootIdentity: string;
+  readonly bus: EventBus;
+  readonly ledger: Ledger;
+  readonly ledgerUntrusted: boolean;
+  readonly gate: ApprovalGate;
+  readonly requests: ApprovalRequests;
+}
+
+async function run(parts: Parts): Promise<Daemon> {
+  const { options, registry, logger, layout, lock, bus, ledger, gate, requests } = parts;
+  let currentConfig = parts.config;
+  const executionLog = new ExecutionLog(layout.logs, {
+    onError: (error) => logger.error({ err: error }, 'execution log write failed'),
+  });
   const shutdown = new AbortController();
-  const notes = new NoteWorker({ timeoutMs: config.parse_timeout_ms });
+  const notes = new NoteWorker({ timeoutMs: currentConfig.parse_timeout_ms });
   const executor = new Executor(registry, {
-    concurrency: config.concurrency,
-    timeoutMs: config.timeout_ms,
-    retry: { attempts: config.retry.attempts, baseDelayMs: config.retry.base_delay_ms },
-    cacheTtlMs: config.cache_ttl_ms,
+    concurrency: currentConfig.concurrency,
+    timeoutMs: currentConfig.timeout_ms,
+    retry: {
+      attempts: currentConfig.retry.attempts,
+      baseDelayMs: currentConfig.retry.base_delay_ms,
+    },
+    cacheTtlMs: currentConfig.cache_ttl_ms,
     logger,
     vault: layout.root,
+    gate,
     toolConfig: (name) => currentConfig.tools[name] ?? {},
-    rateLimits: rateLimitsFromConfig(config),
+    rateLimits: rateLimitsFromConfig(currentConfig),
+  });
+  const conditions = new Conditions((event, condition) => {
+    if (event === 'start') logger.error({ condition }, `condition: ${condition.message}`);
+    else logger.info({ condition: condition.code }, 'condition cleared');
+    bus.emit('daemon.state', { state: event === 'start' ? 'degraded' : 'ready' });
   });
   const ctx: { -readonly [K in keyof PipelineContext]: PipelineContext[K] } = {
-    config,
+    config: currentConfig,
     layout,
     registry,
     executor,
@@ -106,17 +231,21 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     executionLog,
     logger,
     bus,
-    policy: compilePolicy(config.policy),
-    grants,
+    gate,
     notes,
     shutdown: shutdown.signal,
+    ledgerUntrusted: parts.ledgerUntrusted,
+    redact: parts.redact,
+    conditions,
+    active: new Set(),
+    deferrals: new Map(),
+    retryDeferred: parts.watchFolders,
   };
 
   const queue = new NoteQueue(
-    options.noteConcurrency ?? Math.max(32, config.concurrency * 4),
-    async (path, kind) => {
-      const outcome =
-        kind === 'in_progress' ? await resumeNote(ctx, path) : await handleNote(ctx, path, kind);
+    options.noteConcurrency ?? Math.max(32, currentConfig.concurrency * 4),
+    async (path, kind, seen) => {
+      const outcome = await handleNote(ctx, path, kind, seen);
       options.onProgress?.(queue.depth - 1);
       return outcome;
     },
@@ -131,9 +260,37 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     { path: layout.rejected, kind: 'rejected' },
   ];
 
+  const applyDecisionFiles = async (): Promise<void> => {
+    for (const submitted of await readSubmittedDecisions(layout.state, (path, problem) =>
+      logger.warn({ file: path, problem }, 'not a decision: removed'),
+    )) {
+      const outcome = await gate.decide(submitted.id, submitted.decision);
+      await unlink(submitted.path).catch(() => undefined);
+      if (!outcome.ok) {
+        logger.warn({ request: submitted.id, problem: outcome.problem }, 'decision not applied');
+        continue;
+      }
+      logger.info(
+        {
+          request: submitted.id,
+          decision: submitted.decision.kind,
+          channel: submitted.decision.channel,
+          by: submitted.decision.by,
+        },
+        'decision received',
+      );
+      queue.add(join(layout.root, outcome.request.note), 'pending');
+    }
+  };
+
   let watcher: Watcher | undefined;
-  if (watchFolders) {
-    watcher = startWatcher({ folders, logger, onNote: (path, kind) => queue.add(path, kind) });
+  let stateWatch: FSWatcher | undefined;
+  if (parts.watchFolders) {
+    watcher = startWatcher({
+      folders,
+      logger,
+      onNote: (path, kind, event) => queue.add(path, kind, event),
+    });
     await watcher.ready;
   }
 
@@ -145,12 +302,19 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         queued++;
       }
     }
+    // Notes left in In_Progress/ by a failure that has cleared (permissions fixed, disk freed).
+    for (const path of await listNotes(layout.inProgress)) {
+      if (ctx.active.has(path) || queue.has(path)) continue;
+      queue.add(path, 'in_progress');
+      queued++;
+    }
+    await applyDecisionFiles();
     return queued;
   };
 
   let ready = false;
   const monitor = await startMonitor({
-    config,
+    config: currentConfig,
     layout,
     bus,
     executor,
@@ -158,71 +322,179 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     queueDepth: () => queue.depth,
     isReady: () => ready,
     isWatching: () => watcher !== undefined && ready,
+    conditions: () => conditions.list(),
   });
 
   for (const path of await listNotes(layout.inProgress)) queue.add(path, 'in_progress');
+  for (const expired of await requests.expireDue())
+    queue.add(join(layout.root, expired.note), 'pending');
   const initial = await reconcile();
-  logger.info({ vault: layout.root, queued: initial, watching: watchFolders }, 'vaultd ready');
+  logger.info(
+    { vault: layout.root, queued: initial, watching: parts.watchFolders },
+    'vaultd ready',
+  );
   ready = true;
   bus.emit('daemon.state', { state: 'ready' });
-  void systemd.ready(`watching ${layout.root}`);
+  void parts.systemd.ready(`watching ${layout.root}`);
 
-  const tasks: ScheduledTask[] = [];
-  if (watchFolders) {
-    tasks.push(
-      cron.schedule(
-        config.reconcile_cron,
+  // The state folder is watched so that its removal (or the lock's) is noticed at once; a
+  // periodic check backs the watch up, and also notices the vault moving away.
+  let checking = false;
+  const checkState = async (): Promise<void> => {
+    if (checking || stopping !== undefined) return;
+    checking = true;
+    try {
+      await checkStateOnce();
+    } catch (error) {
+      logger.error({ err: error }, 'state check failed');
+    } finally {
+      checking = false;
+    }
+  };
+  const checkStateOnce = async (): Promise<void> => {
+    const here = await identityOf(layout.root).catch(() => 'gone');
+    if (here !== parts.rootIdentity) {
+      if (!conditions.has('vault_unavailable')) queue.hold(true);
+      conditions.report(
+        'vault_unavailable',
+        `the vault folder ${layout.root} is gone or was replaced; waiting for it to come back before taking new work`,
+      );
+      return;
+    }
+    if (conditions.has('vault_unavailable')) {
+      conditions.clear('vault_unavailable');
+      queue.hold(false);
+      void reconcile();
+    }
+    const held = await lock.check();
+    const ledgerHere = await ledger.isCurrent();
+    if (held === 'held' && ledgerHere) {
+      if (conditions.has('lock_lost')) {
+        conditions.clear('lock_lost');
+        queue.hold(false);
+      }
+      return;
+    }
+    queue.hold(true);
+    if (held === 'replaced') {
+      conditions.report(
+        'lock_lost',
+        'another process took the vault lock: this vaultd takes no new work; it finishes what runs and stops',
+      );
+      logger.fatal(
+        'the vault lock was replaced by another process: stopping after the running notes',
+      );
+      void stop();
+      return;
+    }
+    conditions.report(
+      'lock_lost',
+      `${held === 'gone' ? 'the vault lock' : 'the ledger file'} was removed while vaultd ran: no new work until the state folder is restored`,
+    );
+    await mkdir(layout.state, { recursive: true });
+    if (held === 'gone' && !(await lock.restore())) {
+      logger.fatal('the vault lock was removed and another process took it: stopping');
+      void stop();
+      return;
+    }
+    // Write everything the ledger holds in memory back to its file, so nothing is forgotten.
+    await ledger.compact();
+    logger.warn('the state folder was restored from memory: the lock and the ledger are back');
+    conditions.clear('lock_lost');
+    queue.hold(false);
+  };
+  const stateTimer = setInterval(() => void checkState(), STATE_CHECK_MS);
+  stateTimer.unref();
+  try {
+    stateWatch = watchFolder(layout.state, { persistent: false }, (_event, name) => {
+      if (name === 'lock' || name === 'ledger.jsonl' || name === null) void checkState();
+      else if (name.startsWith('decisions')) void applyDecisionFiles().catch(() => undefined);
+    });
+    stateWatch.on('error', () => undefined);
+    const decisionsDir = join(layout.state, 'decisions');
+    await mkdir(decisionsDir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    logger.warn({ err: error }, 'could not watch the state folder; the periodic check still runs');
+  }
+  let decisionsWatch: FSWatcher | undefined;
+  if (parts.watchFolders) {
+    try {
+      decisionsWatch = watchFolder(join(layout.state, 'decisions'), { persistent: false }, () => {
+        void applyDecisionFiles().catch((error: unknown) =>
+          logger.error({ err: error }, 'could not apply submitted decisions'),
+        );
+      });
+      decisionsWatch.on('error', () => undefined);
+    } catch {
+      // The reconcile scan applies submitted decisions too.
+    }
+  }
+
+  const schedules: Schedule[] = [];
+  if (parts.watchFolders) {
+    const onError = (error: unknown): void => logger.error({ err: error }, 'scheduled task failed');
+    schedules.push(
+      scheduleCron(
+        currentConfig.reconcile_cron,
         async () => {
+          if (conditions.has('vault_unavailable')) return;
           const queued = await reconcile();
           logger.debug({ queued }, 'reconcile scan');
         },
-        { noOverlap: true, name: 'reconcile' },
+        { onError },
       ),
     );
-    tasks.push(
-      cron.schedule(
-        config.approval.check_cron,
+    schedules.push(
+      scheduleCron(
+        currentConfig.approval.check_cron,
         async () => {
-          for (const path of await listNotes(layout.pending)) queue.add(path, 'pending');
+          for (const expired of await requests.expireDue())
+            queue.add(join(layout.root, expired.note), 'pending');
         },
-        { noOverlap: true, name: 'approval-expiry' },
+        { onError },
       ),
     );
   }
 
   let stopping: Promise<void> | undefined;
-  const stop = (graceMs = config.shutdown.grace_ms): Promise<void> => {
+  const stop = (graceMs = currentConfig.shutdown.grace_ms): Promise<void> => {
     stopping ??= (async () => {
       ready = false;
-      void systemd.stopping();
+      void parts.systemd.stopping();
       bus.emit('daemon.state', { state: 'draining' });
-      for (const task of tasks) await task.destroy();
+      for (const schedule of schedules) schedule.stop();
+      clearInterval(stateTimer);
+      stateWatch?.close();
+      decisionsWatch?.close();
       await watcher?.close();
       queue.pause();
-      let timer: NodeJS.Timeout | undefined;
-      const graceOver = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, graceMs);
-      });
-      await Promise.race([queue.idle(), graceOver]);
-      clearTimeout(timer);
-      if (queue.running > 0) {
+      const graceOver = await waitOrTimeout(queue.idle(), graceMs);
+      if (graceOver && queue.running > 0) {
         logger.warn({ running: queue.running }, 'grace period over: aborting running calls');
         shutdown.abort();
-        await queue.idle();
+        // A handler that ignores its abort signal cannot hold the daemon: the notes it was on stay
+        // in In_Progress/ with their intents in the ledger, and the next start reports them.
+        if (await waitOrTimeout(queue.idle(), ABORT_GRACE_MS)) {
+          logger.error(
+            { running: queue.running },
+            'calls did not stop after the abort; exiting without them',
+          );
+        }
       }
       bus.emit('daemon.state', { state: 'stopped' });
       await monitor.close();
-      stopWatchdog();
+      parts.stopWatchdog();
       await notes.close();
       await executionLog.close();
       await ledger.close();
-      await lock.release();
+      await requests.close();
+      await lock.release().catch(() => undefined);
       logger.info('vaultd stopped');
     })();
     return stopping;
   };
 
-  const reload = (next: Config): string[] => {
+  const reload = (next: Config): ReloadOutcome => {
     // What the running parts can take at once; the rest needs a restart, and is said so.
     const needsRestart = (
       [
@@ -233,28 +505,102 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         'http',
         'plugins',
         'reconcile_cron',
+        'ledger',
       ] as const
     ).filter((key) => JSON.stringify(next[key]) !== JSON.stringify(ctx.config[key]));
-    ctx.policy = compilePolicy(next.policy);
+    let nextPolicy: CompiledPolicy;
+    try {
+      nextPolicy = compilePolicy(next.policy);
+    } catch (error) {
+      const message = (error as Error).message;
+      logger.error({ err: error }, 'SIGHUP: the new config is invalid; keeping the running one');
+      return { ok: false, error: message, needsRestart: [] };
+    }
+    gate.setPolicy(nextPolicy);
     ctx.config = next;
     currentConfig = next;
     logger.level = next.log.level;
-    logger.info({ needs_restart: needsRestart }, 'config reloaded');
-    return needsRestart;
+    // Changed keys that only a restart applies are said loudly, never silently ignored.
+    if (needsRestart.length > 0) logger.warn({ needs_restart: needsRestart }, 'config reloaded');
+    else logger.info({ needs_restart: needsRestart }, 'config reloaded');
+    return { ok: true, needsRestart };
   };
 
   return {
     layout,
     bus,
     executor,
+    gate,
     monitorUrl: monitor.url,
     reload,
+    conditions: () => conditions.list(),
     queueDepth: () => queue.depth,
     isReady: () => ready,
     idle: () => queue.idle(),
     reconcile,
     stop,
   };
+}
+
+/** Resolve true when `ms` passed before `promise` settled. */
+async function waitOrTimeout(promise: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(true), ms);
+  });
+  const over = await Promise.race([promise.then(() => false), late]);
+  clearTimeout(timer);
+  return over;
+}
+
+async function identityOf(path: string): Promise<string> {
+  const s = await stat(path);
+  return `${s.dev}:${s.ino}`;
+}
+
+// Temp files of our atomic writes: `.<name>.vaultd-<pid>-<n>.tmp`.
+const TEMP_FILE = /^\..+\.vaultd-(\d+)-[0-9a-z]+\.tmp$/;
+
+/**
+ * Remove temp files a killed vaultd left in the folders it writes (never the archives, which it
+ * only moves into): those whose process is gone.
+ */
+async function removeStaleTempFiles(layout: VaultLayout, logger: Logger): Promise<void> {
+  let removed = 0;
+  for (const dir of [
+    layout.inProgress,
+    layout.state,
+    join(layout.state, 'results'),
+    layout.root,
+    layout.outbox,
+    layout.pending,
+  ]) {
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const match = TEMP_FILE.exec(name);
+      if (match === null) continue;
+      const pid = Number(match[1]);
+      if (pid !== process.pid && !pidExists(pid)) {
+        await unlink(join(dir, name)).catch(() => undefined);
+        removed++;
+      }
+    }
+  }
+  if (removed > 0) logger.info({ removed }, 'removed temp files left by a killed vaultd');
+}
+
+function pidExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 function rateLimitsFromConfig(config: Config): Record<string, { max: number; windowMs: number }> {

@@ -1,32 +1,33 @@
-import {
-  closeSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeSync,
-} from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { writeFileAtomic } from '../vault/atomic-write.ts';
+import { compilePolicy, matchesRule, parsePolicyRule, type CompiledRule } from './policy.ts';
 
 /** One always-allow grant, as stored in `grants.json` and listed by the CLI. */
 export interface Grant {
+  /** A bare tool name (the whole tool) or a scoped rule, e.g. `write_file(path:Notes/*)`. */
+  readonly rule: string;
+  /** The tool the rule names. */
   readonly tool: string;
   /** ISO time of the decision. */
   readonly granted_at: string;
-  /** Who granted it, e.g. `human` (a ticked box) or `cli`. */
+  /** Who granted it: a user name, or `human` for a box ticked in the vault. */
   readonly by: string;
-  /** The vault-relative note the box was ticked in, when there was one. */
+  /** How: `tick` (a box in the vault), `cli` or `http`. */
+  readonly channel: string;
+  /** The vault-relative note the decision was made on, when there was one. */
   readonly note: string | null;
+  /** The approval request whose decision made the grant, when there was one. */
+  readonly request: string | null;
 }
 
 /** Options of {@link GrantStore.add}. */
 export interface AddGrantOptions {
   readonly by: string;
+  readonly channel?: string;
   readonly note?: string | undefined;
+  readonly request?: string | undefined;
   /** Time of the grant; defaults to now. */
   readonly now?: Date;
 }
@@ -47,21 +48,27 @@ export class GrantsFileError extends Error {
   }
 }
 
+interface Loaded {
+  readonly grant: Grant;
+  readonly compiled: CompiledRule;
+}
+
 /**
- * Always-allow grants persisted at `<stateDir>/grants.json`, written atomically (temp file, fsync,
- * rename). Another process (the CLI's `vaultd grants revoke`) may edit the file while the daemon
- * runs: every read (`has`, `list`) first compares the file's identity (inode, size, mtime) with
- * the one last loaded and reloads when it changed, and every write re-reads the file first.
- * A file that turns unreadable while running counts as no grants (calls ask again) and is
- * reported through `problem`; writes then refuse rather than overwrite it.
+ * Always-allow grants persisted at `<stateDir>/grants.json`. A grant is a rule like a policy
+ * `allow` rule (a bare tool name means the whole tool) and never overrides a `deny`. Reads check
+ * the file's identity first and reload it when another process (`vaultd grants revoke`) changed
+ * it; writes are asynchronous and atomic (temp file, fsync, rename), one at a time. A file that
+ * turns unreadable counts as no grants (calls ask again), reported through `problem`; writes then
+ * refuse rather than overwrite it.
  */
 export class GrantStore {
   /** Absolute path of `grants.json`. */
   readonly path: string;
   readonly #stateDir: string;
-  #grants = new Map<string, Grant>();
+  #grants: Loaded[] = [];
   #stamp = '';
   #problem: string | null = null;
+  #chain: Promise<unknown> = Promise.resolve();
 
   private constructor(stateDir: string) {
     this.#stateDir = stateDir;
@@ -86,53 +93,75 @@ export class GrantStore {
   }
 
   /**
-   * True when `tool` has an always-allow grant, after reloading the file if it changed.
+   * The first grant whose rule matches the call (strictly, as an `allow` rule), or undefined.
+   * @param call the tool name and its normalised arguments.
+   */
+  match(call: {
+    readonly name: string;
+    readonly arguments: Readonly<Record<string, unknown>>;
+  }): Grant | undefined {
+    this.#refresh();
+    return this.#grants.find((g) => matchesRule(g.compiled, call))?.grant;
+  }
+
+  /**
+   * True when some grant covers the whole of `tool` (a bare tool name).
    * @param tool the tool name.
    */
   has(tool: string): boolean {
     this.#refresh();
-    return this.#grants.has(tool);
+    return this.#grants.some((g) => g.grant.rule === tool);
   }
 
-  /**
-   * Every grant, sorted by tool name, after reloading the file if it changed.
-   */
+  /** Every grant, sorted by rule, after reloading the file if it changed. */
   list(): Grant[] {
     this.#refresh();
-    return [...this.#grants.values()].sort((a, b) =>
-      a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : 0,
-    );
+    return this.#grants
+      .map((g) => g.grant)
+      .sort((a, b) => (a.rule < b.rule ? -1 : a.rule > b.rule ? 1 : 0));
   }
 
   /**
-   * Record an always-allow grant (replacing an earlier one for the same tool) and save it.
-   * @param tool a tool name (`^[a-z][a-z0-9_]*$`; no globs: a grant names one tool).
-   * @param options who granted it, from which note, and when (default now).
+   * Record an always-allow grant (replacing an earlier one with the same rule) and save it.
+   * @param rule a tool name, or a scoped rule of one tool (`tool(param:glob, …)`; no tool globs).
+   * @param options who granted it, through which channel, from which note and request.
+   * @throws TypeError for a malformed rule; GrantsFileError when the file cannot be saved.
    */
-  add(tool: string, options: AddGrantOptions): Grant {
-    if (!TOOL_NAME.test(tool))
-      throw new TypeError(`cannot grant ${JSON.stringify(tool)}: not a tool name`);
-    this.#loadForWrite();
-    const grant: Grant = Object.freeze({
-      tool,
-      granted_at: (options.now ?? new Date()).toISOString(),
-      by: options.by,
-      note: options.note ?? null,
+  add(rule: string, options: AddGrantOptions): Promise<Grant> {
+    const compiled = compileGrant(rule);
+    if (typeof compiled === 'string')
+      return Promise.reject(new TypeError(`cannot grant ${JSON.stringify(rule)}: ${compiled}`));
+    return this.#write(() => {
+      const grant: Grant = Object.freeze({
+        rule: compiled.source,
+        tool: toolOf(compiled.source),
+        granted_at: (options.now ?? new Date()).toISOString(),
+        by: options.by,
+        channel: options.channel ?? 'tick',
+        note: options.note ?? null,
+        request: options.request ?? null,
+      });
+      this.#grants = [
+        ...this.#grants.filter((g) => g.grant.rule !== grant.rule),
+        { grant, compiled },
+      ];
+      return grant;
     });
-    this.#grants.set(tool, grant);
-    this.#save();
-    return grant;
   }
 
   /**
-   * Remove the grant of a tool and save; false when there was none.
-   * @param tool the tool name.
+   * Remove the grants of a rule as written, or every grant of a tool when given a bare tool name;
+   * resolves to how many were removed.
+   * @param ruleOrTool the rule or the tool name.
    */
-  revoke(tool: string): boolean {
-    this.#loadForWrite();
-    if (!this.#grants.delete(tool)) return false;
-    this.#save();
-    return true;
+  revoke(ruleOrTool: string): Promise<number> {
+    return this.#write(() => {
+      const before = this.#grants.length;
+      this.#grants = this.#grants.filter(
+        (g) => g.grant.rule !== ruleOrTool && g.grant.tool !== ruleOrTool,
+      );
+      return before - this.#grants.length;
+    });
   }
 
   /** Read the file again now, whether or not it looks changed. */
@@ -140,13 +169,13 @@ export class GrantStore {
     this.#stamp = stampOf(this.path);
     const text = readText(this.path);
     if (text === null) {
-      this.#grants = new Map();
+      this.#grants = [];
       this.#problem = null;
       return;
     }
     const parsed = parseGrants(text);
     if (typeof parsed === 'string') {
-      this.#grants = new Map();
+      this.#grants = [];
       this.#problem = parsed;
     } else {
       this.#grants = parsed;
@@ -158,39 +187,48 @@ export class GrantStore {
     if (stampOf(this.path) !== this.#stamp) this.reload();
   }
 
-  #loadForWrite(): void {
-    this.reload();
-    if (this.#problem !== null) {
-      throw new GrantsFileError(
-        this.path,
-        `${this.#problem}; fix or delete the file, then try again`,
-      );
-    }
-  }
-
-  #save(): void {
-    mkdirSync(this.#stateDir, { recursive: true });
-    const body = { version: 1, grants: [...this.#grants.values()] };
-    const temp = join(
-      this.#stateDir,
-      `.${GRANTS_FILE}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
-    );
-    try {
-      const fd = openSync(temp, 'w', 0o600);
-      try {
-        writeSync(fd, `${JSON.stringify(body, null, 2)}\n`);
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
+  #write<T>(change: () => T): Promise<T> {
+    const run = this.#chain.then(async () => {
+      this.reload();
+      if (this.#problem !== null) {
+        throw new GrantsFileError(
+          this.path,
+          `${this.#problem}; fix or delete the file, then try again`,
+        );
       }
-      renameSync(temp, this.path);
-    } catch (error) {
-      rmSync(temp, { force: true });
-      throw new GrantsFileError(this.path, 'could not save the grants', { cause: error });
-    }
-    syncDirectory(this.#stateDir);
-    this.#stamp = stampOf(this.path);
+      const outcome = change();
+      const body = { version: 2, grants: this.#grants.map((g) => g.grant) };
+      try {
+        await mkdir(this.#stateDir, { recursive: true });
+        await writeFileAtomic(this.path, `${JSON.stringify(body, null, 2)}\n`);
+      } catch (error) {
+        this.reload();
+        throw new GrantsFileError(this.path, 'could not save the grants', { cause: error });
+      }
+      this.#stamp = stampOf(this.path);
+      return outcome;
+    });
+    this.#chain = run.catch(() => undefined);
+    return run;
   }
+}
+
+/**
+ * Check a grant rule: one tool (no globs in its name), optionally with parameter globs.
+ * @param rule as written.
+ * @returns the rule compiled as an `allow` rule, or the problem.
+ */
+export function compileGrant(rule: string): CompiledRule | string {
+  const parsed = parsePolicyRule(rule);
+  if (typeof parsed === 'string') return parsed;
+  if (!TOOL_NAME.test(parsed.tool)) return 'a grant names one tool, without * or ?';
+  const compiled = compilePolicy({ allow: [rule.trim()] }).allow[0];
+  return compiled ?? 'the rule is empty';
+}
+
+function toolOf(rule: string): string {
+  const open = rule.indexOf('(');
+  return (open === -1 ? rule : rule.slice(0, open)).trim();
 }
 
 function stampOf(path: string): string {
@@ -212,7 +250,7 @@ function readText(path: string): string | null {
   }
 }
 
-function parseGrants(text: string): Map<string, Grant> | string {
+function parseGrants(text: string): Loaded[] | string {
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -220,22 +258,30 @@ function parseGrants(text: string): Map<string, Grant> | string {
     return `not valid JSON (${(error as Error).message})`;
   }
   const list = isRecord(data) ? data['grants'] : undefined;
-  if (!Array.isArray(list)) return 'expected {"version": 1, "grants": [...]}';
-  const grants = new Map<string, Grant>();
+  if (!Array.isArray(list)) return 'expected {"version": 2, "grants": [...]}';
+  const grants: Loaded[] = [];
   for (const [index, entry] of list.entries()) {
-    if (!isRecord(entry) || typeof entry['tool'] !== 'string' || !TOOL_NAME.test(entry['tool'])) {
-      return `grants[${index}] has no valid "tool" name`;
-    }
-    const note = entry['note'];
-    grants.set(
-      entry['tool'],
-      Object.freeze({
-        tool: entry['tool'],
-        granted_at: typeof entry['granted_at'] === 'string' ? entry['granted_at'] : '',
-        by: typeof entry['by'] === 'string' ? entry['by'] : 'unknown',
-        note: typeof note === 'string' ? note : null,
+    if (!isRecord(entry)) return `grants[${index}] is not an object`;
+    // Version 1 stored a bare tool name under "tool".
+    const rule = typeof entry['rule'] === 'string' ? entry['rule'] : entry['tool'];
+    if (typeof rule !== 'string') return `grants[${index}] has no "rule"`;
+    const compiled = compileGrant(rule);
+    if (typeof compiled === 'string')
+      return `grants[${index}] ${JSON.stringify(rule)}: ${compiled}`;
+    const text = (key: string, fallback: string): string =>
+      typeof entry[key] === 'string' ? (entry[key] as string) : fallback;
+    grants.push({
+      compiled,
+      grant: Object.freeze({
+        rule: compiled.source,
+        tool: toolOf(compiled.source),
+        granted_at: text('granted_at', ''),
+        by: text('by', 'unknown'),
+        channel: text('channel', 'tick'),
+        note: typeof entry['note'] === 'string' ? entry['note'] : null,
+        request: typeof entry['request'] === 'string' ? entry['request'] : null,
       }),
-    );
+    });
   }
   return grants;
 }
@@ -247,17 +293,4 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 function isMissing(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   return code === 'ENOENT' || code === 'ENOTDIR';
-}
-
-// Make the rename durable; some platforms refuse to open a directory, which is harmless here.
-function syncDirectory(dir: string): void {
-  let fd: number | undefined;
-  try {
-    fd = openSync(dir, 'r');
-    fsyncSync(fd);
-  } catch {
-    // Best effort only: the rename itself already happened.
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
 }

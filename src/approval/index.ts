@@ -1,7 +1,10 @@
 export { compileGlob, type GlobMatcher, type GlobOptions } from './glob.ts';
 export {
+  canonicalText,
   compilePolicy,
   evaluatePolicy,
+  matchesRule,
+  stripInvisible,
   parsePolicyRule,
   PolicyRuleError,
   type CompiledPolicy,
@@ -22,12 +25,34 @@ export {
   type RunDecision,
 } from './decide.ts';
 export {
+  compileGrant,
   GrantStore,
   GrantsFileError,
   GRANTS_FILE,
   type AddGrantOptions,
   type Grant,
 } from './grants.ts';
+export {
+  ApprovalGate,
+  type ApprovalGateOptions,
+  type Authorization,
+  type AuthorizationChannel,
+  type Gate,
+  type GateCall,
+  type GateVerdict,
+} from './gate.ts';
+export {
+  ApprovalRequests,
+  newRequestId,
+  readRequests,
+  REQUEST_ID_PATTERN,
+  REQUESTS_FILE,
+  type ApprovalRequest,
+  type DecisionChannel,
+  type NewRequest,
+  type RequestDecision,
+  type RequestState,
+} from './requests.ts';
 export {
   APPROVAL_HEADING,
   PENDING_CALL_KEY,

@@ -111,8 +111,8 @@ export function compilePolicy(rules: PolicyRules): CompiledPolicy {
  * Say what the policy decides for a call: the first matching `deny` rule, else the first `ask`
  * rule, else the first `allow` rule, else `none`. A rule matches when its tool glob matches the
  * name and every parameter glob matches that parameter's value (strings as they are, numbers and
- * booleans as text, objects and arrays as canonical JSON); a missing or null parameter never
- * matches.
+ * booleans as text, objects as canonical JSON, lists element by element: see {@link matchesRule});
+ * a missing or null parameter never matches.
  * @param policy from {@link compilePolicy}.
  * @param call the tool name and its arguments.
  */
@@ -127,17 +127,77 @@ export function evaluatePolicy(
   return { verdict: 'none' };
 }
 
-function matchesRule(
+/**
+ * Whether one rule matches a call. The rule's list decides how strictly: a `deny` or `ask`
+ * condition matches when any element of a list parameter matches, as written or in its canonical
+ * spelling (NFKC, invisible characters removed, trimmed; case was folded at compile time), so a
+ * deny is not dodged by spelling; an `allow` condition matches only when every element of a list
+ * parameter matches as written and none holds a control character, so an allow never reaches
+ * further than written.
+ * @param rule a compiled rule.
+ * @param call the tool name and its normalised arguments.
+ */
+export function matchesRule(
   rule: CompiledRule,
   call: { readonly name: string; readonly arguments: Readonly<Record<string, unknown>> },
 ): boolean {
   if (!rule.tool(call.name)) return false;
+  const strict = rule.list === 'allow';
   return rule.params.every(({ param, match }) => {
-    const value = Object.hasOwn(call.arguments, param)
-      ? stringifyParam(call.arguments[param])
-      : null;
-    return value !== null && match(value);
+    if (!Object.hasOwn(call.arguments, param)) return false;
+    const value = call.arguments[param];
+    const items = Array.isArray(value) ? value : [value];
+    if (items.length === 0) return false;
+    const texts = items.map(stringifyParam);
+    if (strict) return texts.every((text) => text !== null && !CONTROL.test(text) && match(text));
+    return texts.some((text) => text !== null && (match(text) || match(canonicalText(text))));
   });
+}
+
+// C0 controls but tab, DEL and C1 controls: never part of a value an allow rule may match.
+// eslint-disable-next-line no-control-regex -- control characters are exactly what this finds
+const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/u;
+
+// Invisible and format characters (soft hyphen, zero-width and bidi controls, word joiners,
+// variation selectors, the BOM, Hangul fillers) by code point range.
+const INVISIBLE_RANGES: readonly (readonly [number, number])[] = [
+  [0x00ad, 0x00ad],
+  [0x034f, 0x034f],
+  [0x061c, 0x061c],
+  [0x115f, 0x1160],
+  [0x17b4, 0x17b5],
+  [0x180b, 0x180f],
+  [0x200b, 0x200f],
+  [0x202a, 0x202e],
+  [0x2060, 0x206f],
+  [0x3164, 0x3164],
+  [0xfe00, 0xfe0f],
+  [0xfeff, 0xfeff],
+  [0xffa0, 0xffa0],
+  [0xe0000, 0xe0fff],
+];
+
+/**
+ * Remove invisible and format characters (zero-width spaces and joiners, bidi controls, the BOM,
+ * soft hyphens, variation selectors, tag characters).
+ * @param text any text.
+ */
+export function stripInvisible(text: string): string {
+  let out = '';
+  for (const char of text) {
+    const code = char.codePointAt(0) ?? 0;
+    if (!INVISIBLE_RANGES.some(([from, to]) => code >= from && code <= to)) out += char;
+  }
+  return out;
+}
+
+/**
+ * The spelling a deny or ask rule also checks: Unicode NFKC, invisible and format characters
+ * removed, surrounding whitespace trimmed.
+ * @param text a parameter value as text.
+ */
+export function canonicalText(text: string): string {
+  return stripInvisible(text.normalize('NFKC')).trim();
 }
 
 function stringifyParam(value: unknown): string | null {

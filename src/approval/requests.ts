@@ -1,176 +1,353 @@
-import {
-  closeSync,
-  fstatSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  readSync,
-  statSync,
-  writeSync,
-} from 'node:fs';
-import { createHash } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { canonicalJson } from './canonical-json.ts';
+import { Journal, type JournalDamage } from '../vault/journal.ts';
 
 /** The file name of the approval requests inside the state directory. */
 export const REQUESTS_FILE = 'approval-requests.jsonl';
 
-/** One call vaultd put before a human, as a line of `approval-requests.jsonl`. */
-export interface ApprovalRequest {
-  readonly id: string;
-  readonly name: string;
-  /** Hash of the call's canonical arguments as the agent wrote them. */
-  readonly args: string;
-  /** ISO time the call started waiting; expiry counts from here, never from the note's text. */
-  readonly requested_at: string;
-}
-
-/** What a call is identified by in {@link ApprovalRequests}. */
-export interface RequestedCall {
-  readonly id: string;
-  readonly name: string;
-  readonly arguments: Readonly<Record<string, unknown>>;
-}
+/** Where a request is in its life: pending → approved | rejected | expired → consumed. */
+export type RequestState =
+  'pending' | 'approved' | 'rejected' | 'expired' | 'consumed' | 'superseded';
 
 /**
- * The calls vaultd itself asked a human about, kept in `<stateDir>/approval-requests.jsonl`
- * (append-only, fsynced). A decision in a note's Approval section counts only for a call recorded
- * here with the same id, tool and arguments: an Approval section that an agent wrote into its own
- * note is never taken for a human's decision, and the time a call started waiting cannot be
- * moved by editing the note. Losing the file only makes vaultd ask again.
+ * Through what a human decided: a box ticked in the note (`tick`), the note moved to the approved
+ * or rejected folder (`move`), `vaultd approve|reject` (`cli`), or the HTTP API (`http`).
+ */
+export type DecisionChannel = 'tick' | 'move' | 'cli' | 'http';
+
+/** A human's decision on a request. */
+export interface RequestDecision {
+  readonly kind: 'approve' | 'reject';
+  /** Approve and grant the tool (or `scope`) from now on. */
+  readonly always: boolean;
+  /** The grant's rule when `always` is scoped, e.g. `write_file(path:Notes/*)`. */
+  readonly scope: string | null;
+  readonly channel: DecisionChannel;
+  /** Who: `human` in the vault, the user name for the CLI, `api` for HTTP. */
+  readonly by: string;
+  /** ISO time of the decision. */
+  readonly at: string;
+  readonly reason: string | null;
+  /** Parameters the human edited, when they did. */
+  readonly arguments: Record<string, unknown> | null;
+}
+
+/** One call vaultd put before a human (SPEC section 5, "A decision is bound and one-shot"). */
+export interface ApprovalRequest {
+  /** Random, shown in the note as the call's `nonce`; also the id of the HTTP API and the CLI. */
+  readonly id: string;
+  /** Vault-relative path of the note where the call waits. */
+  readonly note: string;
+  readonly callId: string;
+  readonly tool: string;
+  /** Hash of the normalised arguments vaultd asked about. */
+  readonly argsHash: string;
+  /** The normalised arguments vaultd asked about. */
+  readonly arguments: Readonly<Record<string, unknown>>;
+  /** Why the call waits. */
+  readonly reason: string;
+  readonly preview: string | null;
+  readonly requestedAt: string;
+  readonly expiresAt: string;
+  readonly state: RequestState;
+  readonly decision: RequestDecision | null;
+}
+
+/** What {@link ApprovalRequests.create} needs. */
+export interface NewRequest {
+  readonly note: string;
+  readonly callId: string;
+  readonly tool: string;
+  readonly argsHash: string;
+  readonly arguments: Readonly<Record<string, unknown>>;
+  readonly reason: string;
+  readonly preview: string | null;
+  readonly expireAfterMs: number;
+  readonly now?: Date;
+}
+
+type Line =
+  | ({ t: 'request' } & Omit<ApprovalRequest, 'state' | 'decision'>)
+  | { t: 'decide'; id: string; decision: RequestDecision }
+  | { t: 'state'; id: string; state: RequestState; at: string }
+  | { t: 'note'; id: string; note: string };
+
+/** How long requests in a final state are kept for the record. */
+const KEEP_FINAL_MS = 7 * 86_400_000;
+
+/**
+ * The approval requests of a vault, in `<stateDir>/approval-requests.jsonl`: one record per call
+ * vaultd asked a human about, with a random id (the nonce shown in the note), the call's note,
+ * id, tool and arguments hash, its expiry and its state. A decision counts only for a request
+ * that is still pending and only once: approved or rejected requests are consumed when acted on,
+ * and a copied or replayed note finds none. Written through an asynchronous journal (no
+ * synchronous fsync on the event loop); only the daemon writes it, other processes (the CLI) hand
+ * their decisions over through `.vaultd/decisions/`.
  */
 export class ApprovalRequests {
-  /** Absolute path of the requests file. */
   readonly path: string;
-  readonly #stateDir: string;
-  #byKey = new Map<string, ApprovalRequest>();
-  #oldestById = new Map<string, string>();
-  #stamp = '';
+  readonly #journal: Journal<Line>;
+  readonly #byId = new Map<string, ApprovalRequest>();
+  readonly #damage: JournalDamage | null;
 
-  private constructor(stateDir: string) {
-    this.#stateDir = stateDir;
-    this.path = join(stateDir, REQUESTS_FILE);
+  private constructor(journal: Journal<Line>, damage: JournalDamage | null) {
+    this.path = journal.path;
+    this.#journal = journal;
+    this.#damage = damage;
   }
 
   /**
-   * Open the requests of a state directory; a missing file means none, and an unreadable line
-   * (a torn write) is skipped, which at worst makes vaultd ask about that call again.
-   * @param stateDir the daemon's state directory (`<vault>/.vaultd`); created on the first write.
+   * Open the requests of a state directory (created empty when missing).
+   * @param stateDir the daemon's state directory, which must exist.
    */
-  static open(stateDir: string): ApprovalRequests {
-    const store = new ApprovalRequests(stateDir);
-    store.#reload();
+  static async open(stateDir: string): Promise<ApprovalRequests> {
+    const opened = await Journal.open(join(stateDir, REQUESTS_FILE), parseLine);
+    const store = new ApprovalRequests(opened.journal, opened.damage);
+    for (const line of opened.lines) applyLine(store.#byId, line);
+    if (opened.lines.length > store.#byId.size * 3 + 1000) await store.compact();
     return store;
   }
 
-  /**
-   * The recorded request for exactly this call (id, tool and arguments), or undefined when
-   * vaultd never asked a human about it.
-   * @param call the call as the agent wrote it in the note.
-   */
-  find(call: RequestedCall): ApprovalRequest | undefined {
-    this.#refresh();
-    return this.#byKey.get(keyOf(call.id, call.name, hashArgs(call.arguments)));
+  /** What was wrong with the file at open, or null. A damaged file only makes vaultd ask again. */
+  get damage(): JournalDamage | null {
+    return this.#damage;
   }
 
   /**
-   * The earliest time any call with this id started waiting, or undefined.
-   * @param id the call id.
+   * The request with this id, or undefined.
+   * @param id the request id (the nonce in the note).
    */
-  requestedAt(id: string): string | undefined {
-    this.#refresh();
-    return this.#oldestById.get(id);
+  get(id: string): ApprovalRequest | undefined {
+    return this.#byId.get(id);
+  }
+
+  /** Every request still pending, oldest first. */
+  pending(): ApprovalRequest[] {
+    return [...this.#byId.values()]
+      .filter((r) => r.state === 'pending')
+      .sort((a, b) => a.requestedAt.localeCompare(b.requestedAt));
+  }
+
+  /** Every request, oldest first. */
+  all(): ApprovalRequest[] {
+    return [...this.#byId.values()].sort((a, b) => a.requestedAt.localeCompare(b.requestedAt));
   }
 
   /**
-   * Record that vaultd asks a human about this call, unless it already did; returns the request.
-   * @param call the call as the agent wrote it in the note.
-   * @param now the time to record; defaults to now.
+   * Record a new pending request with a fresh random id.
+   * @param input the call, its note, why it waits, its preview and how long it may wait.
    */
-  record(call: RequestedCall, now: Date = new Date()): ApprovalRequest {
-    const found = this.find(call);
-    if (found !== undefined) return found;
-    const request: ApprovalRequest = {
-      id: call.id,
-      name: call.name,
-      args: hashArgs(call.arguments),
-      requested_at: now.toISOString(),
+  async create(input: NewRequest): Promise<ApprovalRequest> {
+    const now = input.now ?? new Date();
+    const line: Line = {
+      t: 'request',
+      id: newRequestId(),
+      note: input.note,
+      callId: input.callId,
+      tool: input.tool,
+      argsHash: input.argsHash,
+      arguments: input.arguments,
+      reason: input.reason,
+      preview: input.preview,
+      requestedAt: now.toISOString(),
+      expiresAt: new Date(now.getTime() + input.expireAfterMs).toISOString(),
     };
-    mkdirSync(this.#stateDir, { recursive: true });
-    const fd = openSync(this.path, 'a+', 0o600);
-    try {
-      // A crash may have left a torn last line: start ours on a fresh one.
-      const size = fstatSync(fd).size;
-      const last = Buffer.alloc(1);
-      const torn = size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a;
-      writeSync(fd, `${torn ? '\n' : ''}${JSON.stringify(request)}\n`);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    this.#add(request);
-    this.#stamp = stampOf(this.path);
-    return request;
+    await this.#append(line);
+    return this.#byId.get(line.id) as ApprovalRequest;
   }
 
-  #refresh(): void {
-    if (stampOf(this.path) !== this.#stamp) this.#reload();
+  /**
+   * Record a human's decision on a pending request.
+   * @param id the request id.
+   * @param decision what was decided, by whom and through which channel.
+   * @param now the time to check expiry against; defaults to now.
+   * @returns the decided request, or why the decision does not count.
+   */
+  async decide(
+    id: string,
+    decision: RequestDecision,
+    now: Date = new Date(),
+  ): Promise<{ ok: true; request: ApprovalRequest } | { ok: false; problem: string }> {
+    const request = this.#byId.get(id);
+    if (request === undefined) return { ok: false, problem: 'no pending approval for this call' };
+    if (request.state === 'pending' && Date.parse(request.expiresAt) <= now.getTime()) {
+      await this.setState(id, 'expired');
+      return { ok: false, problem: 'the approval expired' };
+    }
+    if (request.state !== 'pending') {
+      return {
+        ok: false,
+        problem: `no pending approval for this call (the request is ${request.state})`,
+      };
+    }
+    await this.#append({ t: 'decide', id, decision });
+    return { ok: true, request: this.#byId.get(id) as ApprovalRequest };
   }
 
-  #reload(): void {
-    this.#stamp = stampOf(this.path);
-    this.#byKey = new Map();
-    this.#oldestById = new Map();
-    let text: string;
-    try {
-      text = readFileSync(this.path, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw error;
-    }
-    for (const line of text.split('\n')) {
-      const request = parseLine(line);
-      if (request !== null) this.#add(request);
-    }
+  /**
+   * Move a request to another state (consumed once acted on, expired, superseded).
+   * @param id the request id.
+   * @param state the new state.
+   */
+  async setState(id: string, state: RequestState): Promise<void> {
+    if (!this.#byId.has(id)) return;
+    await this.#append({ t: 'state', id, state, at: new Date().toISOString() });
   }
 
-  #add(request: ApprovalRequest): void {
-    const key = keyOf(request.id, request.name, request.args);
-    if (!this.#byKey.has(key)) this.#byKey.set(key, request);
-    const oldest = this.#oldestById.get(request.id);
-    if (oldest === undefined || Date.parse(request.requested_at) < Date.parse(oldest)) {
-      this.#oldestById.set(request.id, request.requested_at);
+  /**
+   * Record where a request's note is now (it moved between folders).
+   * @param id the request id.
+   * @param note vault-relative path.
+   */
+  async moved(id: string, note: string): Promise<void> {
+    if (this.#byId.get(id)?.note === note) return;
+    await this.#append({ t: 'note', id, note });
+  }
+
+  /**
+   * Mark every pending request past its expiry as expired.
+   * @param now the current time; defaults to now.
+   * @returns the requests that expired now.
+   */
+  async expireDue(now: Date = new Date()): Promise<ApprovalRequest[]> {
+    const due = this.pending().filter((r) => Date.parse(r.expiresAt) <= now.getTime());
+    for (const request of due) await this.setState(request.id, 'expired');
+    return due;
+  }
+
+  /** Rewrite the file without requests that reached a final state more than 7 days ago. */
+  async compact(): Promise<void> {
+    const now = Date.now();
+    const lines: Line[] = [];
+    for (const request of this.#byId.values()) {
+      const final =
+        request.state !== 'pending' && request.state !== 'approved' && request.state !== 'rejected';
+      if (final && now - Date.parse(request.expiresAt) > KEEP_FINAL_MS) {
+        this.#byId.delete(request.id);
+        continue;
+      }
+      const { state, decision, ...rest } = request;
+      lines.push({ t: 'request', ...rest });
+      if (decision !== null) lines.push({ t: 'decide', id: request.id, decision });
+      if (state !== 'pending' && !(decision !== null && state === stateAfter(decision))) {
+        lines.push({ t: 'state', id: request.id, state, at: new Date(now).toISOString() });
+      }
     }
+    await this.#journal.rewrite(lines);
+  }
+
+  /** Wait for the writes queued so far. */
+  drain(): Promise<void> {
+    return this.#journal.drain();
+  }
+
+  /** Close the file. */
+  close(): Promise<void> {
+    return this.#journal.close();
+  }
+
+  async #append(line: Line): Promise<void> {
+    // fsynced: a decision or a consumption lost in a power cut could let one decision act twice.
+    await this.#journal.append(line, true);
+    applyLine(this.#byId, line);
   }
 }
 
-function parseLine(line: string): ApprovalRequest | null {
-  if (line.trim() === '') return null;
+/**
+ * Read the requests of a vault without writing anything (for the CLI while a daemon may run).
+ * @param stateDir the vault's state directory.
+ */
+export async function readRequests(stateDir: string): Promise<ApprovalRequest[]> {
+  let text: string;
   try {
-    const value = JSON.parse(line) as Partial<ApprovalRequest>;
-    const { id, name, args, requested_at: at } = value;
-    if (typeof id !== 'string' || typeof name !== 'string' || typeof args !== 'string') return null;
-    if (typeof at !== 'string' || !Number.isFinite(Date.parse(at))) return null;
-    return { id, name, args, requested_at: at };
-  } catch {
-    return null;
+    text = await readFile(join(stateDir, REQUESTS_FILE), 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  const byId = new Map<string, ApprovalRequest>();
+  for (const raw of text.split('\n')) {
+    if (raw.trim() === '') continue;
+    try {
+      const line = parseLine(JSON.parse(raw));
+      if (line !== null) applyLine(byId, line);
+    } catch {
+      // A torn or damaged line: the daemon keeps the evidence; the CLI skips it.
+    }
+  }
+  return [...byId.values()];
+}
+
+/** A fresh random request id: `apr_` and 26 base-32 characters (130 bits). */
+export function newRequestId(): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
+  const bytes = randomBytes(26);
+  let out = 'apr_';
+  for (const byte of bytes) out += alphabet[byte & 31];
+  return out;
+}
+
+/** What a request id looks like. */
+export const REQUEST_ID_PATTERN = /^apr_[a-z2-7]{26}$/;
+
+function stateAfter(decision: RequestDecision): RequestState {
+  return decision.kind === 'approve' ? 'approved' : 'rejected';
+}
+
+function applyLine(byId: Map<string, ApprovalRequest>, line: Line): void {
+  if (line.t === 'request') {
+    const { t: _t, ...rest } = line;
+    byId.set(line.id, Object.freeze({ ...rest, state: 'pending', decision: null }));
+    return;
+  }
+  const request = byId.get(line.id);
+  if (request === undefined) return;
+  if (line.t === 'decide') {
+    byId.set(
+      line.id,
+      Object.freeze({ ...request, decision: line.decision, state: stateAfter(line.decision) }),
+    );
+  } else if (line.t === 'state') {
+    byId.set(line.id, Object.freeze({ ...request, state: line.state }));
+  } else {
+    byId.set(line.id, Object.freeze({ ...request, note: line.note }));
   }
 }
 
-function keyOf(id: string, name: string, args: string): string {
-  return JSON.stringify([id, name, args]);
-}
+const STATES = new Set(['pending', 'approved', 'rejected', 'expired', 'consumed', 'superseded']);
 
-function hashArgs(args: Readonly<Record<string, unknown>>): string {
-  return createHash('sha256').update(canonicalJson(args)).digest('hex');
-}
-
-function stampOf(path: string): string {
-  try {
-    const stat = statSync(path, { bigint: true });
-    return `${stat.ino}:${stat.size}:${stat.mtimeNs}`;
-  } catch {
-    return 'absent';
+function parseLine(value: unknown): Line | null {
+  if (value === null || typeof value !== 'object') return null;
+  const v = value as Record<string, unknown>;
+  if (typeof v['id'] !== 'string') return null;
+  switch (v['t']) {
+    case 'request':
+      return typeof v['note'] === 'string' &&
+        typeof v['callId'] === 'string' &&
+        typeof v['tool'] === 'string' &&
+        typeof v['argsHash'] === 'string' &&
+        typeof v['arguments'] === 'object' &&
+        v['arguments'] !== null &&
+        typeof v['requestedAt'] === 'string' &&
+        typeof v['expiresAt'] === 'string'
+        ? ({ reason: '', preview: null, ...v } as Line)
+        : null;
+    case 'decide': {
+      const d = v['decision'] as Record<string, unknown> | null;
+      return d !== null &&
+        typeof d === 'object' &&
+        (d['kind'] === 'approve' || d['kind'] === 'reject') &&
+        typeof d['channel'] === 'string' &&
+        typeof d['by'] === 'string'
+        ? (v as Line)
+        : null;
+    }
+    case 'state':
+      return STATES.has(String(v['state'])) ? (v as Line) : null;
+    case 'note':
+      return typeof v['note'] === 'string' ? (v as Line) : null;
+    default:
+      return null;
   }
 }

@@ -147,6 +147,7 @@ interface BlockRead {
   readonly name: string | null;
   readonly arguments: Record<string, unknown> | null;
   readonly requestedAt: string | null;
+  readonly nonce: string | null;
   readonly problem: string | null;
 }
 
@@ -155,6 +156,7 @@ function readChunk(chunk: Chunk): PendingDecision | null {
   const fences = new Set<Fence>();
   const boxes = { approve: [] as boolean[], reject: [] as boolean[], always: [] as boolean[] };
   let reason: string | undefined;
+  let scope: string | null = null;
   for (const line of chunk.lines) {
     if (line.fence !== null) {
       if (/^json$/i.test(line.fence.info)) fences.add(line.fence);
@@ -168,11 +170,21 @@ function readChunk(chunk: Chunk): PendingDecision | null {
       else if (label === 'reject') boxes.reject.push(ticked);
       else if (label === 'always allow' || label.startsWith('always allow ')) {
         boxes.always.push(ticked);
-        const tool = label.slice('always allow'.length).trim();
+        // The rest of the label is the tool, or a rule scoping the grant: `tool(param:glob)`.
+        // Only code-span backticks go: a rule's globs need their `*`.
+        const raw = (task[2] ?? '')
+          .replace(/`/g, '')
+          .replace(/^[*~_]+|[*~_]+$/g, '')
+          .trim()
+          .slice('always allow'.length)
+          .trim();
+        const tool = raw.includes('(') ? raw.slice(0, raw.indexOf('(')).trim() : raw;
         if (tool !== '' && chunk.headingName !== null && tool !== chunk.headingName) {
           problems.push(
             `the box "always allow ${tool}" does not belong to this ${chunk.headingName} call; delete it`,
           );
+        } else if (raw.includes('(') && ticked) {
+          scope = raw;
         }
       }
       continue;
@@ -212,6 +224,8 @@ function readChunk(chunk: Chunk): PendingDecision | null {
     name: block.name ?? chunk.headingName,
     arguments: block.arguments,
     requestedAt: block.requestedAt,
+    nonce: block.nonce,
+    ...(scope === null ? {} : { grantScope: scope }),
     decision,
     ...(reason === undefined ? {} : { reason }),
     problems,
@@ -219,7 +233,7 @@ function readChunk(chunk: Chunk): PendingDecision | null {
 }
 
 function readBlock(fences: readonly Fence[]): BlockRead {
-  const none = { id: null, name: null, arguments: null, requestedAt: null };
+  const none = { id: null, name: null, arguments: null, requestedAt: null, nonce: null };
   if (fences.length === 0) {
     return {
       ...none,
@@ -251,6 +265,7 @@ function readBlock(fences: readonly Fence[]): BlockRead {
   const id = typeof call['id'] === 'string' ? call['id'] : null;
   const name = typeof call['name'] === 'string' ? call['name'] : null;
   const requestedAt = typeof call['requested_at'] === 'string' ? call['requested_at'] : null;
+  const nonce = typeof call['nonce'] === 'string' ? call['nonce'] : null;
   const parameters = call['parameters'] ?? call['arguments'];
   if (!isRecord(parameters)) {
     return {
@@ -258,6 +273,7 @@ function readBlock(fences: readonly Fence[]): BlockRead {
       name,
       arguments: null,
       requestedAt,
+      nonce,
       problem: `"parameters" in the ${PENDING_CALL_KEY} block must be an object`,
     };
   }
@@ -267,10 +283,11 @@ function readBlock(fences: readonly Fence[]): BlockRead {
       name,
       arguments: parameters,
       requestedAt,
+      nonce,
       problem: `the ${PENDING_CALL_KEY} block lost its "id" or "name"; restore them`,
     };
   }
-  return { id, name, arguments: parameters, requestedAt, problem: null };
+  return { id, name, arguments: parameters, requestedAt, nonce, problem: null };
 }
 
 function spoil(decision: PendingDecision, problem: string): PendingDecision {

@@ -50,7 +50,7 @@ function renderCall(call: PendingCall, options: ApprovalSectionOptions): string[
   }
   if (call.reason !== undefined && call.reason !== '') facts.push(oneLine(call.reason));
   const out = [`### ${call.name} · ${id}`, '', `${facts.join(' · ')}.`];
-  const problems = options.problems?.get(call.id) ?? [];
+  const problems = [...(options.problems?.get(call.id) ?? []), ...(call.problems ?? [])];
   if (problems.length > 0) {
     out.push(
       '',
@@ -66,6 +66,7 @@ function renderCall(call: PendingCall, options: ApprovalSectionOptions): string[
         name: call.name,
         parameters: call.arguments,
         requested_at: call.requestedAt,
+        ...(call.nonce === undefined ? {} : { nonce: call.nonce }),
       },
     },
     null,

@@ -15,6 +15,10 @@ export interface PendingCall {
   readonly requestedAt: string;
   /** Why it waits (a dangerous tool, an ask rule), shown to the human. */
   readonly reason?: string | undefined;
+  /** The pending request's id, shown in the block: a decision counts only for it. */
+  readonly nonce?: string | undefined;
+  /** Why the last decision could not be read, shown under the call. */
+  readonly problems?: readonly string[] | undefined;
 }
 
 /** A human's decision on a pending call. `always` means approve and grant the tool. */
@@ -29,6 +33,10 @@ export interface PendingDecision {
   readonly arguments: Record<string, unknown> | null;
   /** `requested_at` of the block; null when absent or unreadable. Trust the ledger's time, not this. */
   readonly requestedAt: string | null;
+  /** `nonce` of the block: the pending request the decision is for; null when absent. */
+  readonly nonce: string | null;
+  /** For `always`: the grant's rule when the human scoped it (`always allow tool(param:glob)`). */
+  readonly grantScope?: string | null;
   /** `none` while undecided and whenever `problems` is not empty. */
   readonly decision: DecisionKind;
   /** The text after `Reason:`, when the human wrote one. */

@@ -7,7 +7,7 @@ import { runDaemonCommand } from './commands/run.ts';
 import { runStatus } from './commands/status.ts';
 import { runTools } from './commands/tools.ts';
 import { runGrants, runRevoke } from './commands/grants.ts';
-import { runDecision } from './commands/decide.ts';
+import { runApprovals, runDecision, type DecideOptions } from './commands/decide.ts';
 import { EXIT } from './exit-codes.ts';
 
 /** Options every command takes. */
@@ -100,29 +100,52 @@ function program(): Command {
     .action(async (opts: CommonOptions & { json?: boolean }) => {
       process.exitCode = await runGrants(opts);
     });
+  common(grants.command('list'))
+    .description('list the "always allow" grants')
+    .option('--json', 'print as JSON')
+    .action(async (_opts: CommonOptions, cmd: Command) => {
+      process.exitCode = await runGrants(cmd.optsWithGlobals<CommonOptions & { json?: boolean }>());
+    });
   common(grants.command('revoke'))
-    .description('revoke the grant of a tool: its calls ask again')
-    .argument('<tool>')
+    .description('revoke a grant (a rule as listed, or every grant of a tool): its calls ask again')
+    .argument('<rule|tool>')
     .action(async (tool: string, _opts: CommonOptions, cmd: Command) => {
       // `--vault`/`--config` may land on the parent `grants` command: read both.
       process.exitCode = await runRevoke(tool, cmd.optsWithGlobals<CommonOptions>());
     });
 
   common(cli.command('approve'))
-    .description('approve the pending calls of a note (all, or one with --call)')
-    .argument('<note>')
-    .option('--call <id>', 'only this call')
-    .action(async (note: string, opts: CommonOptions & { call?: string }) => {
-      process.exitCode = await runDecision('approve', note, opts);
+    .description(
+      'approve pending calls: a request id (see vaultd approvals), or a note (all its calls, or one with --call)',
+    )
+    .argument('<id|note>')
+    .option('--call <id>', 'only this call of the note')
+    .option('--reason <text>', 'told to the agent')
+    .option('--always', 'approve, and let this tool run from now on without asking')
+    .option(
+      '--scope <rule>',
+      'with --always: only calls matching this rule, e.g. "write_file(path:Notes/*)"',
+    )
+    .action(async (target: string, opts: DecideOptions) => {
+      process.exitCode = await runDecision('approve', target, opts);
     });
 
   common(cli.command('reject'))
-    .description('reject the pending calls of a note (all, or one with --call)')
-    .argument('<note>')
-    .option('--call <id>', 'only this call')
+    .description(
+      'reject pending calls: a request id, or a note (all its calls, or one with --call)',
+    )
+    .argument('<id|note>')
+    .option('--call <id>', 'only this call of the note')
     .option('--reason <text>', 'told to the agent')
-    .action(async (note: string, opts: CommonOptions & { call?: string; reason?: string }) => {
-      process.exitCode = await runDecision('reject', note, opts);
+    .action(async (target: string, opts: DecideOptions) => {
+      process.exitCode = await runDecision('reject', target, opts);
+    });
+
+  common(cli.command('approvals'))
+    .description('list the calls waiting for a decision, with their request ids')
+    .option('--json', 'print as JSON')
+    .action(async (opts: CommonOptions & { json?: boolean }) => {
+      process.exitCode = await runApprovals(opts);
     });
 
   return cli;

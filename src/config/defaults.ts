@@ -27,6 +27,13 @@ export const CONFIG_DEFAULTS: Omit<Config, 'vault'> = Object.freeze({
     expire_after: '7d',
     expire_after_ms: 7 * 86_400_000,
     check_cron: '0 * * * * *',
+    vault_decisions: true,
+  }),
+  ledger: Object.freeze({
+    replay_window: '10m',
+    replay_window_ms: 10 * 60_000,
+    retention: '30d',
+    retention_ms: 30 * 86_400_000,
   }),
   policy: Object.freeze({
     allow: Object.freeze([]) as readonly string[],

@@ -49,6 +49,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   problems.push(...checkCron('reconcile_cron', config.reconcile_cron));
   problems.push(...checkCron('approval.check_cron', config.approval.check_cron));
   const expireMs = checkDuration('approval.expire_after', config.approval.expire_after, problems);
+  const replayMs = checkDuration('ledger.replay_window', config.ledger.replay_window, problems);
+  const retentionMs = checkDuration('ledger.retention', config.ledger.retention, problems);
   problems.push(...checkFolders(config.folders));
   const tools = isMapping(config.tools) ? config.tools : {};
   for (const [name, schema] of Object.entries(options.toolSchemas ?? {})) {
@@ -72,6 +74,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     vault,
     plugins: config.plugins.map((plugin) => resolve(baseDir, plugin)),
     approval: { ...config.approval, expire_after_ms: expireMs },
+    ledger: { ...config.ledger, replay_window_ms: replayMs, retention_ms: retentionMs },
   });
 }
 
@@ -123,6 +126,7 @@ function applyDefaults(data: Raw): Omit<Config, 'vault'> {
     http: section('http', d.http),
     shutdown: section('shutdown', d.shutdown),
     approval: section('approval', d.approval),
+    ledger: section('ledger', d.ledger),
     policy: section('policy', d.policy),
     dashboard_interval_ms: pick('dashboard_interval_ms'),
     parse_timeout_ms: pick('parse_timeout_ms'),

@@ -49,6 +49,11 @@ export const CONFIG_SCHEMA: JsonSchema = section({
   approval: section({
     expire_after: { type: 'string', pattern: DURATION_PATTERN },
     check_cron: cronExpression,
+    vault_decisions: { type: 'boolean' },
+  }),
+  ledger: section({
+    replay_window: { type: 'string', pattern: DURATION_PATTERN },
+    retention: { type: 'string', pattern: DURATION_PATTERN },
   }),
   policy: section({ allow: policyRules, ask: policyRules, deny: policyRules }),
   dashboard_interval_ms: nonNegativeInteger,

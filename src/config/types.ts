@@ -42,6 +42,20 @@ export interface Config {
     readonly expire_after: string;
     readonly expire_after_ms: number;
     readonly check_cron: string;
+    /**
+     * Whether ticks and moves in the vault count as decisions. Turn off where agents can write the
+     * whole vault; then only `vaultd approve|reject` and the HTTP API decide.
+     */
+    readonly vault_decisions: boolean;
+  };
+  /** How long the ledger remembers calls with side effects, to never run one twice. */
+  readonly ledger: {
+    /** A re-saved note with the same name counts as the same note this long, e.g. `10m`. */
+    readonly replay_window: string;
+    readonly replay_window_ms: number;
+    /** Calls with an explicit id are remembered this long, e.g. `30d`. */
+    readonly retention: string;
+    readonly retention_ms: number;
   };
   readonly policy: {
     readonly allow: readonly PolicyRule[];

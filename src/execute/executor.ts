@@ -12,6 +12,9 @@ import type {
   ToolResult,
 } from '../protocol/types.ts';
 import { validateArguments } from '../protocol/validate.ts';
+import { effectsOf, type Effects } from '../protocol/effects.ts';
+import { hashArguments } from '../protocol/hash-arguments.ts';
+import { ApprovalGate, type Authorization, type Gate } from '../approval/gate.ts';
 import { silentLogger } from '../observe/logger.ts';
 import { raceAbort, sleep } from './abort.ts';
 import { canonicalJson } from './canonical-json.ts';
@@ -19,7 +22,6 @@ import { findCloseNames } from '../protocol/close-names.ts';
 import { formatOutput, type FormattedOutput } from './format-result.ts';
 import { MetricsRecorder, type ToolMetrics } from './metrics.ts';
 import { RateLimiter } from './rate-limiter.ts';
-import { requestApproval } from './request-approval.ts';
 import { ResultCache } from './result-cache.ts';
 import { runAttempt, type AttemptOutcome } from './run-attempt.ts';
 import type { CheckResult, ExecuteOptions, ExecutorHooks, ExecutorOptions } from './types.ts';
@@ -48,7 +50,10 @@ interface Failure {
 /** Everything known about a call by the time its result is made. */
 interface CallState {
   tool: Tool | undefined;
+  effects: Effects | undefined;
   approvedBy: ApprovedBy | null;
+  auth: Authorization | undefined;
+  argsHash: string | undefined;
   originalArguments: Record<string, unknown> | undefined;
   startedAt: number;
   attempts: number;
@@ -68,6 +73,7 @@ export class Executor {
   readonly #cache: ResultCache;
   readonly #rates = new RateLimiter();
   readonly #metrics = new MetricsRecorder();
+  readonly #gate: Gate;
 
   /**
    * @param registry where tools are looked up, at each call (tools registered later are found).
@@ -81,6 +87,7 @@ export class Executor {
     this.#settings = Object.freeze(normaliseOptions(options));
     this.#limit = pLimit(this.#settings.concurrency);
     this.#cache = new ResultCache(this.#settings.cacheTtlMs);
+    this.#gate = options.gate ?? new ApprovalGate();
   }
 
   /** Handlers running now. */
@@ -137,7 +144,10 @@ export class Executor {
   async execute(call: ToolCall, options: ExecuteOptions = {}): Promise<ToolResult> {
     const state: CallState = {
       tool: undefined,
+      effects: undefined,
       approvedBy: null,
+      auth: undefined,
+      argsHash: undefined,
       originalArguments: undefined,
       startedAt: performance.now(),
       attempts: 0,
@@ -173,40 +183,58 @@ export class Executor {
     state.tool = checked.ok ? checked.tool : this.#registry.get(call?.name);
     if (!checked.ok) return this.#finish(call, state, { status: 'error', error: checked.error });
     const { tool } = checked;
-    let args = checked.args;
+    const args = checked.args;
     const logger = this.#settings.logger.child({ tool: tool.name, callId: call.id });
     const config = this.#configOf(tool.name, logger);
     if (options.signal?.aborted === true)
       return this.#finish(call, state, interrupted(tool, false));
 
-    if (options.approvedBy !== undefined) {
-      state.approvedBy = options.approvedBy;
-      state.originalArguments = options.originalArguments;
-    } else if (tool.safety === 'dangerous') {
-      const approval = await requestApproval({
-        tool,
-        call,
-        args,
-        handler: this.#options.approval,
-        signal: options.signal,
-        logger,
-        config,
-        vault: this.#options.vault,
+    const effects = effectsOf(tool, args);
+    state.effects = effects;
+    const argsHash = hashArguments(args);
+    // The gate is the only way to a handler: a permission issued for exactly this call and these
+    // arguments, redeemed once.
+    let auth = options.authorization;
+    if (auth === undefined) {
+      const verdict = this.#gate.evaluate({
+        id: call.id,
+        name: tool.name,
+        arguments: args,
+        argsHash,
+        safety: effects.safety,
       });
-      state.approvedBy = approval.approvedBy;
-      state.originalArguments = approval.originalArguments;
-      if (!approval.granted) return this.#finish(call, state, approval);
-      args = approval.args;
-    } else {
-      state.approvedBy = 'auto';
+      if (verdict.action !== 'run') {
+        const message =
+          verdict.action === 'deny'
+            ? verdict.message
+            : `${tool.name} needs a human's decision (${verdict.reason}), and this call came with none; it was not run`;
+        return this.#finish(call, state, {
+          status: 'rejected',
+          error: makeError('PERMISSION_DENIED', message),
+        });
+      }
+      auth = verdict.auth;
     }
-    if (tool.safety === 'cautious') logger.warn({ arguments: args }, 'running a cautious tool');
+    if (!this.#gate.redeem(auth, { id: call.id, name: tool.name, argsHash })) {
+      return this.#finish(call, state, {
+        status: 'rejected',
+        error: makeError(
+          'PERMISSION_DENIED',
+          `no valid permission for this ${tool.name} call with these parameters; it was not run`,
+        ),
+      });
+    }
+    state.auth = auth;
+    state.argsHash = argsHash;
+    state.approvedBy = auth.approvedBy;
+    state.originalArguments = options.originalArguments;
+    if (effects.safety === 'cautious') logger.warn({ arguments: args }, 'running a cautious tool');
     // Execution time leaves out the wait for a human.
     state.startedAt = performance.now();
     await this.#callHook('before', logger, () => this.#settings.hooks.before?.(call, tool));
 
     const cacheKey =
-      tool.readOnly && this.#settings.cacheTtlMs > 0
+      effects.readOnly && this.#settings.cacheTtlMs > 0
         ? `${tool.name}\0${canonicalJson(args)}`
         : undefined;
     if (cacheKey !== undefined) {
@@ -229,7 +257,7 @@ export class Executor {
     }
     const onIntent = options.onIntent;
     const recordIntent =
-      !tool.readOnly && onIntent !== undefined
+      !effects.readOnly && onIntent !== undefined
         ? async (): Promise<Failure | undefined> => {
             try {
               await onIntent(call, tool);
@@ -322,7 +350,7 @@ export class Executor {
         attempt < maxAttempts &&
         failure.status === 'error' &&
         failure.error.recoverable &&
-        (tool.readOnly || tool.idempotent) &&
+        (state.effects?.readOnly === true || state.effects?.idempotent === true) &&
         failure.sideEffect !== true;
       if (!retry) return failure;
       const delay = baseDelayMs * 2 ** (attempt - 1) + Math.random() * baseDelayMs * 0.25;
@@ -340,16 +368,31 @@ export class Executor {
     outcome: FormattedOutput | Failure,
   ): Promise<ToolResult> {
     const tool = state.tool;
+    const auth = state.auth;
     const metadata = {
       execution_time_ms: Math.round(performance.now() - state.startedAt),
-      safety_level: tool?.safety ?? null,
+      safety_level: state.effects?.safety ?? tool?.safety ?? null,
       approved_by: state.approvedBy,
+      ...(auth === undefined
+        ? {}
+        : {
+            decided_by: {
+              channel: auth.channel,
+              by: auth.by,
+              request: auth.request,
+              rule: auth.rule,
+            },
+          }),
       attempts: state.attempts,
       cached: state.cached,
       finished_at: new Date().toISOString(),
       ...(state.originalArguments === undefined
         ? {}
         : { original_arguments: state.originalArguments }),
+      ...(state.argsHash === undefined ? {} : { arguments_hash: state.argsHash }),
+      ...(state.effects === undefined || state.effects.readOnly
+        ? {}
+        : { may_have_acted: mayHaveActed(state, outcome) }),
     };
     const base = { id: String(call?.id ?? ''), name: String(call?.name ?? '') };
     let result: ToolResult;
@@ -454,6 +497,20 @@ function toFailure(
       return { status: 'error', error: makeError('EXECUTION_FAILED', messageOf(thrown)), thrown };
     }
   }
+}
+
+/**
+ * Whether a call with side effects may have acted: it succeeded, or it started and did not fail
+ * with a tool's own word that it failed before acting (a `ToolError` without `sideEffect`).
+ */
+function mayHaveActed(state: CallState, outcome: FormattedOutput | Failure): boolean {
+  if (!('status' in outcome)) return true;
+  if (state.attempts === 0) return false;
+  if (outcome.status === 'interrupted') return true;
+  if (outcome.error.code === 'TIMEOUT') return true;
+  const thrown = outcome.thrown;
+  if (thrown instanceof ToolError) return thrown.sideEffect;
+  return true;
 }
 
 function interrupted(tool: Tool, started: boolean): Failure {

@@ -1,13 +1,5 @@
 export { Executor } from './executor.ts';
-export type {
-  ApprovalDecision,
-  ApprovalHandler,
-  ApprovalRequest,
-  CheckResult,
-  ExecuteOptions,
-  ExecutorHooks,
-  ExecutorOptions,
-} from './types.ts';
+export type { CheckResult, ExecuteOptions, ExecutorHooks, ExecutorOptions } from './types.ts';
 export type { ToolMetrics } from './metrics.ts';
 export { LATENCY_WINDOW } from './metrics.ts';
 export type { FormattedOutput } from './format-result.ts';

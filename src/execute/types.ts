@@ -1,30 +1,7 @@
 import type { Logger } from 'pino';
 import type { ResultError } from '../protocol/errors.ts';
-import type {
-  ApprovedBy,
-  RateLimit,
-  Tool,
-  ToolCall,
-  ToolProgress,
-  ToolResult,
-} from '../protocol/types.ts';
-
-/** A human's answer to an approval request. */
-export type ApprovalDecision =
-  | { readonly decision: 'approved' }
-  | { readonly decision: 'denied'; readonly reason?: string }
-  | { readonly decision: 'modified'; readonly arguments: Record<string, unknown> };
-
-/** What the approval handler is asked about: the call, its tool and a preview of its effect. */
-export interface ApprovalRequest {
-  readonly call: ToolCall;
-  readonly tool: Tool;
-  /** The tool's `preview` of the call, when it has one and it worked. */
-  readonly preview: string | undefined;
-}
-
-/** Asks a human about a dangerous call that was not approved beforehand. */
-export type ApprovalHandler = (request: ApprovalRequest) => Promise<ApprovalDecision>;
+import type { Authorization, Gate } from '../approval/gate.ts';
+import type { RateLimit, Tool, ToolCall, ToolProgress, ToolResult } from '../protocol/types.ts';
 
 /** Functions called around every call; their failures are logged and never fail the call. */
 export interface ExecutorHooks {
@@ -48,8 +25,11 @@ export interface ExecutorOptions {
   readonly cacheTtlMs?: number;
   /** Rate limits by tool name, overriding each tool's own `rateLimit`. */
   readonly rateLimits?: Readonly<Record<string, RateLimit>>;
-  /** Asked about dangerous calls that are not pre-approved; without it they are denied. */
-  readonly approval?: ApprovalHandler;
+  /**
+   * Decides every call that comes without an authorization (policy, grants, safety level); the
+   * default runs safe and cautious calls and refuses dangerous ones, which need a human.
+   */
+  readonly gate?: Gate;
   readonly hooks?: ExecutorHooks;
   /** Default: silent. */
   readonly logger?: Logger;
@@ -61,8 +41,11 @@ export interface ExecutorOptions {
 
 /** Per-call options of {@link Executor.execute}. */
 export interface ExecuteOptions {
-  /** The call was approved beforehand (vault approvals, policy): the approval handler is skipped. */
-  readonly approvedBy?: ApprovedBy;
+  /**
+   * The gate's permission for exactly this call and its normalised arguments (a human's decision,
+   * a policy rule); without it the executor asks its gate.
+   */
+  readonly authorization?: Authorization;
   /** The arguments before a human modified them; recorded in the result's metadata. */
   readonly originalArguments?: Record<string, unknown>;
   /** Vault-relative path of the note the call came from (`ctx.note`). */

@@ -197,9 +197,15 @@ class BlockScanner {
 
   #addResult(result: unknown): void {
     if (!isRecord(result)) return;
-    const { id, name, status } = result;
+    const { id, name, status, metadata } = result;
     if (typeof id !== 'string' || typeof name !== 'string' || typeof status !== 'string') return;
-    this.results.set(id, { id, name, status });
+    const hash = isRecord(metadata) ? metadata['arguments_hash'] : undefined;
+    this.results.set(id, {
+      id,
+      name,
+      status,
+      ...(typeof hash === 'string' ? { argsHash: hash } : {}),
+    });
   }
 
   /** Maps an offset in a block's code to the note: code lines follow the fence line, minus container prefixes. */

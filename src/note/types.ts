@@ -51,6 +51,8 @@ export interface FoundResult {
   readonly id: string;
   readonly name: string;
   readonly status: string;
+  /** `metadata.arguments_hash`: the arguments the result is for, to tell a fixed call. */
+  readonly argsHash?: string;
 }
 
 /** Front-matter as split from the text, never evaluated. */

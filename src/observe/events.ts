@@ -2,7 +2,10 @@ import type { ToolProgress, ToolResult } from '../protocol/types.ts';
 
 /** Events the daemon emits for the SSE stream, metrics and the dashboard, with their payloads. */
 export interface DaemonEventMap {
-  'daemon.state': { state: 'starting' | 'ready' | 'draining' | 'stopped'; reason?: string };
+  'daemon.state': {
+    state: 'starting' | 'ready' | 'degraded' | 'draining' | 'stopped';
+    reason?: string;
+  };
   'note.claimed': { note: string; from: string };
   'tool.call': { note: string; callId: string; tool: string; arguments: Record<string, unknown> };
   'tool.progress': { note: string; callId: string; tool: string; progress: ToolProgress };

@@ -25,6 +25,8 @@ export interface MonitorOptions {
   queueDepth(): number;
   isReady(): boolean;
   isWatching(): boolean;
+  /** Infrastructure conditions the daemon works around; /health is 503 while any holds. */
+  conditions?(): readonly { code: string; message: string; since: string }[];
 }
 
 /** The running observability: HTTP endpoints and `Dashboard.md`. */
@@ -161,13 +163,17 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
       bus,
       metrics,
       logger,
-      health: () => ({
-        ready: options.isReady(),
-        watching: options.isWatching(),
-        queue_depth: options.queueDepth(),
-        state,
-        notes: snapshot.notes,
-      }),
+      health: () => {
+        const conditions = options.conditions?.() ?? [];
+        return {
+          ready: options.isReady() && conditions.length === 0,
+          watching: options.isWatching(),
+          queue_depth: options.queueDepth(),
+          state: conditions.length > 0 ? 'degraded' : state,
+          notes: snapshot.notes,
+          conditions,
+        };
+      },
     });
     logger.info({ url: server.url }, 'HTTP listener: /health /metrics /events');
   }

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { CompiledPolicy, GrantStore } from '../approval/index.ts';
+import type { ApprovalGate } from '../approval/index.ts';
 import type { Config } from '../config/types.ts';
 import type { Executor } from '../execute/index.ts';
 import type { EventBus } from '../observe/event-bus.ts';
@@ -7,6 +7,7 @@ import type { ExecutionLog } from '../observe/execution-log.ts';
 import type { NoteWorker } from '../note/index.ts';
 import type { ToolRegistry } from '../protocol/index.ts';
 import type { Ledger, VaultLayout } from '../vault/index.ts';
+import type { Conditions } from './conditions.ts';
 
 /** Everything a pipeline stage needs, built once by the daemon. */
 export interface PipelineContext {
@@ -18,10 +19,25 @@ export interface PipelineContext {
   readonly executionLog: ExecutionLog;
   readonly logger: Logger;
   readonly bus: EventBus;
-  readonly policy: CompiledPolicy;
-  readonly grants: GrantStore;
+  /** Policy, grants and approval requests: the one gate every call passes. */
+  readonly gate: ApprovalGate;
   /** Parses and edits notes, large ones off the main thread. */
   readonly notes: NoteWorker;
   /** Aborted when a shutdown's grace period runs out: running calls stop, notes stay claimed. */
   readonly shutdown: AbortSignal;
+  /**
+   * True when the ledger was missing or damaged at start while notes waited in `In_Progress/`:
+   * their calls with side effects have a history vaultd cannot read, so a human decides them.
+   */
+  readonly ledgerUntrusted: boolean;
+  /** Removes every secret the config holds from a text (error messages, previews, notes). */
+  readonly redact: (text: string) => string;
+  /** Infrastructure conditions (disk full, permissions) being worked around. */
+  readonly conditions: Conditions;
+  /** Absolute paths of the claimed notes being worked on now. */
+  readonly active: Set<string>;
+  /** Infrastructure failures in a row, by note path, for the backoff. */
+  readonly deferrals: Map<string, number>;
+  /** Whether a note that hit an infrastructure failure is tried again (false for `vaultd once`). */
+  readonly retryDeferred: boolean;
 }

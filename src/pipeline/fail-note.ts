@@ -1,9 +1,9 @@
-import { appendFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { renderResult } from '../note/index.ts';
 import type { ErrorCode } from '../protocol/errors.ts';
 import type { ToolResult } from '../protocol/types.ts';
-import { claimNote, moveNoOverwrite } from '../vault/index.ts';
+import { claimNote, moveNoOverwrite, readClaimedName } from '../vault/index.ts';
+import { appendInVault } from '../vault/vault-writer.ts';
 import type { PipelineContext } from './context.ts';
 import { makePipelineResult } from './make-result.ts';
 import { noteKey } from './note-key.ts';
@@ -20,12 +20,12 @@ export async function failClaimed(
   code: ErrorCode,
 ): Promise<void> {
   const key = noteKey(ctx, path);
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = ctx.redact(error instanceof Error ? error.message : String(error));
   ctx.logger.error({ err: error, note: key, code }, 'note failed as a whole; moving it to Failed');
   if (ctx.shutdown.aborted) return;
   const message =
     code === 'EXECUTION_FAILED'
-      ? `vaultd could not process this note: ${reason}. Its calls without a result did not run; fix the note and move it back to the inbox, or report the problem.`
+      ? `vaultd could not finish this note: ${reason}. Calls with side effects that already ran are recorded and never run again: move the note back to the inbox to have their results written here; calls that did not run will run then.`
       : reason;
   const result = makePipelineResult({
     id: 'note_error',
@@ -35,14 +35,15 @@ export async function failClaimed(
     message,
   });
   logPseudo(ctx, key, code, message);
+  // Appended, not rewritten: the note's text stays byte for byte, and a note too large to parse is
+  // never read whole. Never through a link the note may have been replaced with.
   try {
-    await appendFile(path, `\n\n## Tool Results\n\n${renderResult(result)}\n`);
+    await appendInVault(ctx.layout.root, path, `\n\n## Tool Results\n\n${renderResult(result)}\n`);
   } catch (appendError) {
     ctx.logger.error({ err: appendError, note: key }, 'could not append the error to the note');
   }
   try {
-    await moveNoOverwrite(path, ctx.layout.failed, basename(path));
-    await ctx.ledger.release(key);
+    await moveNoOverwrite(path, ctx.layout.failed, readClaimedName(basename(path)).original);
   } catch (moveError) {
     ctx.logger.error(
       { err: moveError, note: key },
@@ -90,7 +91,9 @@ export async function failUnreadable(
   const key = noteKey(ctx, path);
   if (read.kind !== 'too_large') {
     // Writing results into a binary file would corrupt it: move it aside untouched and say why.
-    const moved = await moveNoOverwrite(path, ctx.layout.failed, basename(path));
+    const claimed = await claimNote(path, ctx.layout);
+    if (claimed === null) return;
+    const moved = await moveNoOverwrite(claimed, ctx.layout.failed, basename(path));
     const code = 'NOTE_NOT_TEXT';
     ctx.logger.error(
       { note: key, moved_to: moved && noteKey(ctx, moved), code },

@@ -1,10 +1,25 @@
 import type { FolderKind } from '../vault/watcher.ts';
 
-/** What the worker says about a note it looked at. */
-export type JobOutcome = { readonly retryAfterMs: number } | void;
+/**
+ * What the worker says about a note it looked at: nothing (done), or look again after a while,
+ * possibly at another path (a note claimed, then deferred, waits in `In_Progress/`).
+ */
+export type JobOutcome = {
+  readonly retryAfterMs: number;
+  readonly path?: string;
+  readonly kind?: FolderKind | undefined;
+} | void;
+
+/** When vaultd last saw a note change, by its own monotonic clock (never the file's mtime). */
+export interface SeenInfo {
+  /** Milliseconds since the last event for the path (or since it was first queued). */
+  readonly sinceChangeMs: number;
+  /** Whether the file was written in place (a `change` event), rather than dropped by a rename. */
+  readonly inPlace: boolean;
+}
 
 /** Work on one note path. */
-export type QueueWorker = (path: string, kind: FolderKind) => Promise<JobOutcome>;
+export type QueueWorker = (path: string, kind: FolderKind, seen: SeenInfo) => Promise<JobOutcome>;
 
 interface Entry {
   kind: FolderKind;
@@ -12,6 +27,9 @@ interface Entry {
   /** Another event came while it ran: look again afterwards. */
   again: boolean;
   timer: NodeJS.Timeout | undefined;
+  /** `performance.now()` of the last event. */
+  changedAt: number;
+  inPlace: boolean;
 }
 
 /**
@@ -28,6 +46,7 @@ export class NoteQueue {
   #readyHead = 0;
   #running = 0;
   #paused = false;
+  #held = false;
   #idleWaiters: (() => void)[] = [];
 
   /**
@@ -55,14 +74,27 @@ export class NoteQueue {
    * Ask for a note to be looked at (again).
    * @param path absolute path of the note.
    * @param kind the folder kind it was seen in.
+   * @param event what the watcher saw: `change` for a write in place; none for a scan.
    */
-  add(path: string, kind: FolderKind): void {
+  add(path: string, kind: FolderKind, event?: 'rename' | 'change'): void {
     const entry = this.#entries.get(path);
+    const now = performance.now();
     if (entry === undefined) {
-      this.#entries.set(path, { kind, state: 'queued', again: false, timer: undefined });
+      this.#entries.set(path, {
+        kind,
+        state: 'queued',
+        again: false,
+        timer: undefined,
+        changedAt: now,
+        inPlace: event === 'change',
+      });
       this.#ready.push(path);
       this.#pump();
       return;
+    }
+    if (event !== undefined) {
+      entry.changedAt = now;
+      if (event === 'change') entry.inPlace = true;
     }
     entry.kind = kind;
     if (entry.state === 'running') entry.again = true;
@@ -71,10 +103,24 @@ export class NoteQueue {
     }
   }
 
-  /** Stop starting work; running jobs finish. */
+  /** Stop starting work for good (shutdown); running jobs finish. */
   pause(): void {
     this.#paused = true;
     for (const entry of this.#entries.values()) clearTimeout(entry.timer);
+  }
+
+  /** Whether the path is queued, waiting or running. */
+  has(path: string): boolean {
+    return this.#entries.has(path);
+  }
+
+  /**
+   * Hold new work while a condition lasts (the vault gone, the lock lost); queued notes wait.
+   * @param held true to hold, false to go on.
+   */
+  hold(held: boolean): void {
+    this.#held = held;
+    if (!held) this.#pump();
   }
 
   /** Resolve when nothing is running (and, unless paused, nothing is queued). */
@@ -88,7 +134,12 @@ export class NoteQueue {
   }
 
   #pump(): void {
-    while (!this.#paused && this.#running < this.#limit && this.#readyHead < this.#ready.length) {
+    while (
+      !this.#paused &&
+      !this.#held &&
+      this.#running < this.#limit &&
+      this.#readyHead < this.#ready.length
+    ) {
       const path = this.#ready[this.#readyHead++] as string;
       if (this.#readyHead > 1024 && this.#readyHead * 2 > this.#ready.length) {
         this.#ready.splice(0, this.#readyHead);
@@ -111,12 +162,19 @@ export class NoteQueue {
     this.#running++;
     let outcome: JobOutcome = undefined;
     try {
-      outcome = await this.#worker(path, entry.kind);
+      outcome = await this.#worker(path, entry.kind, {
+        sinceChangeMs: performance.now() - entry.changedAt,
+        inPlace: entry.inPlace,
+      });
     } catch (error) {
       this.#onError(path, error);
     }
     this.#running--;
-    if (outcome && !this.#paused) {
+    if (outcome && outcome.path !== undefined && outcome.path !== path) {
+      // The note moved (claimed, then deferred): wait for it at its new path.
+      this.#entries.delete(path);
+      if (!this.#paused) this.#wait(outcome.path, outcome.kind ?? entry.kind, outcome.retryAfterMs);
+    } else if (outcome && !this.#paused) {
       entry.state = 'waiting';
       entry.timer = setTimeout(() => {
         entry.timer = undefined;
@@ -131,5 +189,25 @@ export class NoteQueue {
       this.#entries.delete(path);
     }
     this.#pump();
+  }
+
+  #wait(path: string, kind: FolderKind, ms: number): void {
+    const existing = this.#entries.get(path);
+    if (existing !== undefined) return;
+    const entry: Entry = {
+      kind,
+      state: 'waiting',
+      again: false,
+      timer: undefined,
+      changedAt: performance.now(),
+      inPlace: false,
+    };
+    this.#entries.set(path, entry);
+    entry.timer = setTimeout(() => {
+      entry.timer = undefined;
+      entry.state = 'queued';
+      this.#ready.push(path);
+      this.#pump();
+    }, ms);
   }
 }

@@ -1,44 +1,68 @@
 import { basename, dirname } from 'node:path';
-import { isExpired, readApprovalSection, type PendingCall } from '../approval/index.ts';
+import { readApprovalSection } from '../approval/index.ts';
 import { mightHaveToolCall, NoteTooComplexError } from '../note/index.ts';
 import type { ParsedNote } from '../note/types.ts';
-import { claimNote, moveNoOverwrite } from '../vault/index.ts';
+import type { ToolResult } from '../protocol/types.ts';
+import {
+  claimNote,
+  isClaimedByOther,
+  moveNoOverwrite,
+  readClaimedName,
+  recoverInterruptedMove,
+} from '../vault/index.ts';
 import type { FolderKind } from '../vault/watcher.ts';
+import { isInfrastructureError } from './conditions.ts';
 import type { PipelineContext } from './context.ts';
 import { failClaimed, failUnreadable, logResult } from './fail-note.ts';
-import type { JobOutcome } from './note-queue.ts';
 import { makePipelineResult } from './make-result.ts';
+import type { JobOutcome, SeenInfo } from './note-queue.ts';
 import { noteKey } from './note-key.ts';
-import { readNote } from './read-note.ts';
-import { requestsOf, settleCalls, type Ordered, type SettleOptions } from './settle-calls.ts';
-import { chooseTarget, writeBack, type NoteStamp } from './write-back.ts';
+import { markNoteWritten } from './note-ledger.ts';
+import { readNote, type NoteRead } from './read-note.ts';
+import { settleCalls, type NoteWork, type Ordered } from './settle-calls.ts';
+import { chooseTarget, writeBack } from './write-back.ts';
 
-/** How a claimed note came to be worked on. */
-interface WorkOptions extends SettleOptions {
-  /** Modification time and size of the text that was parsed, to tell whether it changed since. */
-  readonly stamp: NoteStamp;
-}
+/** A note written in place (not dropped by rename) is left this long without changes first. */
+const QUIET_MS = 150;
+/** Rounds of "new calls appeared while the others ran" handled in one go. */
+const MAX_ROUNDS = 4;
 
 /**
  * Look at one note in a watched folder and do what its folder asks: run the calls of an inbox
- * note, apply a human's decisions to a pending note. Never throws for bad note content.
+ * note, apply a human's decisions to a pending note, resume a note left in `In_Progress/`. Never
+ * throws for bad note content; an infrastructure failure leaves the note where it is and asks to
+ * be tried again later.
  * @param ctx the pipeline context.
  * @param path absolute path of the note.
  * @param kind the folder it is in.
- * @returns a request to look again later when the note seems unfinished.
+ * @param seen when vaultd last saw it change, by its own monotonic clock.
+ * @returns a request to look again later when the note seems unfinished or must wait.
  */
 export async function handleNote(
   ctx: PipelineContext,
   path: string,
   kind: FolderKind,
+  seen: SeenInfo = { sinceChangeMs: Number.POSITIVE_INFINITY, inPlace: false },
+): Promise<JobOutcome> {
+  try {
+    if (kind === 'in_progress') return await resumeNote(ctx, path);
+    return await lookAt(ctx, path, kind, seen);
+  } catch (error) {
+    if (!isInfrastructureError(error)) throw error;
+    return defer(ctx, path, error);
+  }
+}
+
+async function lookAt(
+  ctx: PipelineContext,
+  path: string,
+  kind: Exclude<FolderKind, 'in_progress'>,
+  seen: SeenInfo,
 ): Promise<JobOutcome> {
   const read = await readNote(path, ctx.config.max_note_bytes);
   if (read.kind === 'gone') return;
-  if (read.kind === 'not_a_file') {
-    ctx.logger.warn(
-      { note: noteKey(ctx, path) },
-      'not a regular file (symlink, fifo?): left alone',
-    );
+  if (read.kind === 'not_a_file' || read.kind === 'linked') {
+    warnOnce(ctx, path, read);
     return;
   }
   if (read.kind !== 'text') {
@@ -50,71 +74,184 @@ export async function handleNote(
     const parsed = await parseOrFail(ctx, path, read.text, true);
     if (parsed === null) return;
     if (parsed.calls.length === 0 && parsed.invalid.length === 0) return;
-    const age = Date.now() - read.mtimeMs;
-    if (looksUnfinished(parsed) && age < ctx.config.settle_ms) {
-      return { retryAfterMs: ctx.config.settle_ms - age + 10 };
+    // A note written in place may still be being written: wait for it to be quiet. One whose
+    // calls look unfinished (an unclosed fence, broken JSON) gets the settle time. Both are
+    // measured by vaultd's own clock from the last change it saw, never from the file's mtime.
+    if (seen.inPlace && seen.sinceChangeMs < QUIET_MS) {
+      return { retryAfterMs: QUIET_MS - seen.sinceChangeMs + 5 };
     }
-    const claimed = await claim(ctx, path);
-    if (claimed === null) return;
-    await work(ctx, claimed, read.text, parsed, {
-      resume: false,
-      defaultDecision: 'none',
-      claimedFrom: [dirname(path)],
-      stamp: read,
-    });
-    return;
+    if (looksUnfinished(parsed) && seen.sinceChangeMs < ctx.config.settle_ms) {
+      return { retryAfterMs: ctx.config.settle_ms - seen.sinceChangeMs + 10 };
+    }
+    return claimAndWork(ctx, path, 'inbox', read);
   }
-  // A decision folder: only notes with pending calls are vaultd's business; a note resting in
-  // Rejected/ has none left.
-  const section = readApprovalSection(read.text);
-  if (!section.found) return;
-  const defaultDecision = kind === 'approved' ? 'approve' : kind === 'rejected' ? 'reject' : 'none';
-  const decided = [...section.decisions.values()].some((d) => d.decision !== 'none');
-  // The time a call started waiting is vaultd's record, not the note's text, which anyone may edit.
-  const requests = requestsOf(ctx);
-  const expired = [...section.decisions.values()].some((d) => {
-    const since = requests.requestedAt(d.id) ?? d.requestedAt;
-    return since === null || isExpired(since, ctx.config.approval.expire_after_ms);
-  });
-  if (defaultDecision === 'none' && !decided && !expired) return;
-  const parsed = await parseOrFail(ctx, path, read.text, true);
-  if (parsed === null) return;
-  const claimed = await claim(ctx, path);
-  if (claimed === null) return;
-  await work(ctx, claimed, read.text, parsed, {
-    resume: false,
-    defaultDecision,
-    claimedFrom: [dirname(path)],
-    stamp: read,
-  });
+  // A decision folder: only notes with a decision to apply are vaultd's business now.
+  if (!hasDecisionToApply(ctx, read.text, kind)) return;
+  return claimAndWork(ctx, path, kind, read);
 }
 
 /**
- * Finish a note left in `In_Progress/` by a crash or a hard stop, as SPEC section 6 says.
+ * Whether a note in a decision folder has something for vaultd to do: it was moved to decide, a
+ * box is ticked, or a request it names was decided through the CLI or HTTP, or expired.
+ */
+function hasDecisionToApply(
+  ctx: PipelineContext,
+  text: string,
+  kind: 'pending' | 'approved' | 'rejected',
+): boolean {
+  const section = readApprovalSection(text);
+  if (!section.found) return false;
+  if (kind !== 'pending') return true;
+  const requests = ctx.gate.requests;
+  for (const decision of section.decisions.values()) {
+    if (decision.decision !== 'none') return true;
+    const request = decision.nonce === null ? undefined : requests?.get(decision.nonce);
+    if (request === undefined) continue;
+    if (request.state === 'approved' || request.state === 'rejected' || request.state === 'expired')
+      return true;
+    if (request.state === 'pending' && Date.parse(request.expiresAt) <= Date.now()) return true;
+  }
+  return false;
+}
+
+async function claimAndWork(
+  ctx: PipelineContext,
+  path: string,
+  from: Exclude<FolderKind, 'in_progress'>,
+  preRead: Extract<NoteRead, { kind: 'text' }>,
+): Promise<JobOutcome> {
+  const claimed = await claimNote(path, ctx.layout);
+  if (claimed === null) return;
+  ctx.bus.emit('note.claimed', { note: noteKey(ctx, claimed), from: noteKey(ctx, path) });
+  ctx.active.add(claimed);
+  try {
+    if (from !== 'inbox') await bindRequests(ctx, preRead.text, claimed);
+    return await workClaimed(ctx, claimed, from, preRead, noteKey(ctx, path));
+  } finally {
+    ctx.active.delete(claimed);
+  }
+}
+
+/**
+ * A note claimed from a decision folder carries the nonces of its pending requests: bind them to
+ * the claimed file, so their decisions count for this note, also if a crash cuts the work short.
+ */
+async function bindRequests(ctx: PipelineContext, text: string, claimed: string): Promise<void> {
+  const requests = ctx.gate.requests;
+  if (requests === undefined) return;
+  for (const decision of readApprovalSection(text).decisions.values()) {
+    const request = decision.nonce === null ? undefined : requests.get(decision.nonce);
+    if (request === undefined || request.callId !== decision.id) continue;
+    if (request.state !== 'consumed' && request.state !== 'superseded')
+      await requests.moved(request.id, noteKey(ctx, claimed));
+  }
+}
+
+/**
+ * Finish a note left in `In_Progress/` by a crash, a hard stop or an infrastructure failure:
+ * calls with a recorded outcome are written back, calls cut off are reported as interrupted,
+ * calls that never started run. A note another live vaultd is working on is left alone.
  * @param ctx the pipeline context.
  * @param path absolute path of the note in `In_Progress/`.
  */
-export async function resumeNote(ctx: PipelineContext, path: string): Promise<void> {
+export async function resumeNote(ctx: PipelineContext, path: string): Promise<JobOutcome> {
+  if (ctx.active.has(path) || isClaimedByOther(basename(path))) return;
   const read = await readNote(path, ctx.config.max_note_bytes);
   if (read.kind === 'gone') return;
+  if (read.kind === 'linked') {
+    // A kill between the two steps of the final move leaves the note under two names.
+    const moved = await recoverInterruptedMove(path, ctx.layout);
+    if (moved !== null) {
+      ctx.logger.info(
+        { note: noteKey(ctx, path), to: noteKey(ctx, moved) },
+        'finished an interrupted move',
+      );
+      await markNoteWritten(ctx, moved);
+      return;
+    }
+    warnOnce(ctx, path, read);
+    return;
+  }
   if (read.kind !== 'text') {
-    const moved = await moveNoOverwrite(path, ctx.layout.failed);
+    const moved = await moveNoOverwrite(
+      path,
+      ctx.layout.failed,
+      readClaimedName(basename(path)).original,
+    );
     ctx.logger.error(
-      { note: noteKey(ctx, path), reason: read.kind },
+      { note: noteKey(ctx, path), reason: read.kind, moved_to: moved && noteKey(ctx, moved) },
       'unreadable note in In_Progress moved to Failed',
     );
-    if (moved !== null) await ctx.ledger.release(noteKey(ctx, path));
     return;
   }
   ctx.logger.info({ note: noteKey(ctx, path) }, 'resuming note left in progress');
-  const parsed = await parseOrFail(ctx, path, read.text, false);
-  if (parsed === null) return;
-  await work(ctx, path, read.text, parsed, {
-    resume: true,
-    defaultDecision: 'none',
-    claimedFrom: [],
-    stamp: read,
-  });
+  ctx.active.add(path);
+  try {
+    return await workClaimed(ctx, path, 'in_progress', read, noteKey(ctx, path));
+  } finally {
+    ctx.active.delete(path);
+  }
+}
+
+async function workClaimed(
+  ctx: PipelineContext,
+  path: string,
+  from: FolderKind,
+  preRead: Extract<NoteRead, { kind: 'text' }>,
+  origin: string,
+): Promise<JobOutcome> {
+  try {
+    // What runs is what is in In_Progress/ now: the claim moved the file we read, but another
+    // file may have been put in its place between our read and the claim.
+    let read = preRead;
+    if (from !== 'in_progress') {
+      const now = await readNote(path, ctx.config.max_note_bytes);
+      if (now.kind !== 'text') {
+        ctx.logger.warn(
+          { note: noteKey(ctx, path), reason: now.kind },
+          'claimed note is not a readable note',
+        );
+        if (now.kind !== 'gone')
+          await failClaimed(ctx, path, new Error(`the note is ${now.kind}`), 'NOTE_NOT_TEXT');
+        return;
+      }
+      read = now;
+    }
+    const parsed = await parseOrFail(ctx, path, read.text, false);
+    if (parsed === null) return;
+    const name = readClaimedName(basename(path)).original;
+    await work(
+      ctx,
+      { path, key: noteKey(ctx, path), name, from, origin, text: read.text, parsed },
+      read,
+    );
+    ctx.deferrals.delete(path);
+    return;
+  } catch (error) {
+    if (isInfrastructureError(error)) return defer(ctx, path, error);
+    await failClaimed(ctx, path, error, 'EXECUTION_FAILED').catch((failure: unknown) => {
+      ctx.logger.error({ err: failure, note: noteKey(ctx, path) }, 'could not fail the note');
+    });
+    return;
+  }
+}
+
+/** Leave the note where it is and look again later, backing off; say what is wrong. */
+function defer(ctx: PipelineContext, path: string, error: unknown): JobOutcome {
+  const inProgress = dirname(path) === ctx.layout.inProgress;
+  const attempts = (ctx.deferrals.get(path) ?? 0) + 1;
+  ctx.deferrals.set(path, attempts);
+  const code = (error as { code?: string }).code ?? 'EIO';
+  const message = ctx.redact(error instanceof Error ? error.message : String(error));
+  ctx.conditions.report(code, message);
+  const retryAfterMs = Math.min(60_000, 500 * 2 ** Math.min(attempts - 1, 7));
+  ctx.logger.error(
+    { note: noteKey(ctx, path), code, attempt: attempts, retry_in_ms: retryAfterMs, err: error },
+    'file system problem: the note stays where it is and is tried again later',
+  );
+  // `vaultd once` does not wait for the disk: the note stays where it is for the next run.
+  if (!ctx.retryDeferred) return;
+  return { retryAfterMs, path, kind: inProgress ? 'in_progress' : undefined };
 }
 
 /**
@@ -132,136 +269,187 @@ async function parseOrFail(
     return await ctx.notes.parse(text);
   } catch (error) {
     if (!(error instanceof NoteTooComplexError)) throw error;
-    const claimed = claimFirst ? await claim(ctx, path) : path;
+    const claimed = claimFirst ? await claimNote(path, ctx.layout) : path;
     if (claimed !== null) await failClaimed(ctx, claimed, error, 'NOTE_TOO_COMPLEX');
     return null;
   }
 }
 
-async function claim(ctx: PipelineContext, path: string): Promise<string | null> {
-  const claimed = await claimNote(path, ctx.layout);
-  if (claimed !== null) {
-    ctx.bus.emit('note.claimed', { note: noteKey(ctx, claimed), from: noteKey(ctx, path) });
-  }
-  return claimed;
-}
-
 /** True when a block that mentions `tool_call` is broken in a way a writer still at work leaves. */
 function looksUnfinished(parsed: ParsedNote): boolean {
-  return parsed.invalid.some((block) => !parsed.results.has(block.id));
+  return parsed.invalid.some((block) => block.unclosed && !parsed.results.has(block.id));
 }
 
 async function work(
   ctx: PipelineContext,
-  path: string,
-  originalText: string,
-  parsed: ParsedNote,
-  options: WorkOptions,
+  first: NoteWork,
+  stamp: { mtimeMs: number; size: number },
 ): Promise<void> {
-  try {
-    await workUnguarded(ctx, path, originalText, parsed, options);
-  } catch (error) {
-    await failClaimed(ctx, path, error, 'EXECUTION_FAILED');
+  let note = first;
+  let noteStamp = stamp;
+  const all: ToolResult[] = [];
+  const logged: Logged[] = [];
+  const keys = new Set<string>();
+  const settledIds = new Set<string>();
+  for (let round = 1; ; round++) {
+    const results: Ordered[] = [];
+    const frontProblem = note.parsed.diagnostics.find((d) => d.code === 'UNSUPPORTED_FRONT_MATTER');
+    let pending: Awaited<ReturnType<typeof settleCalls>>['pending'] = [];
+    let ranArguments = new Map<string, Record<string, unknown>>();
+    let sideEffects = false;
+    if (frontProblem !== undefined) {
+      // Without readable front-matter we cannot know the note's `allowed_tools`, so nothing runs.
+      results.push({
+        order: 0,
+        result: makePipelineResult({
+          id: 'front_matter',
+          name: 'vaultd',
+          status: 'error',
+          code: 'UNSUPPORTED_FRONT_MATTER',
+          message: `${frontProblem.message} (line ${frontProblem.start.line}); no call in this note was run`,
+        }),
+      });
+    } else {
+      const outcome = await settleCalls(ctx, note);
+      results.push(...outcome.results);
+      pending = outcome.pending;
+      ranArguments = outcome.ranArguments;
+      sideEffects = outcome.sideEffects;
+      for (const key of outcome.ledgerKeys) keys.add(key);
+      if (outcome.deferred !== undefined) {
+        // Calls that finished are in the ledger; the note waits and resumes from In_Progress/.
+        throw outcome.deferred;
+      }
+    }
+    results.sort((a, b) => a.order - b.order);
+    const fresh = results.map((r) => r.result);
+    for (const r of fresh) settledIds.add(r.id);
+    for (const p of pending) settledIds.add(p.id);
+
+    if (ctx.shutdown.aborted) {
+      // Past the grace period: finished calls keep their results (also in the ledger), the ones
+      // cut off get none, and the note stays claimed for the next start.
+      const finished = fresh.filter((r) => r.status !== 'interrupted');
+      await writeBack(
+        ctx,
+        note.path,
+        note.text,
+        noteStamp,
+        note.parsed,
+        finished,
+        pending,
+        true,
+        true,
+      );
+      ctx.logger.warn({ note: note.key }, 'shutdown: note left in In_Progress for the next start');
+      return;
+    }
+
+    const argumentsById = new Map(note.parsed.calls.map((c) => [c.id, c.arguments]));
+    for (const result of fresh) {
+      // The log names the arguments that ran: a human may have edited the agent's.
+      logged.push({ result, args: ranArguments.get(result.id) ?? argumentsById.get(result.id) });
+    }
+    all.push(...fresh);
+
+    const written = await writeBack(
+      ctx,
+      note.path,
+      note.text,
+      noteStamp,
+      note.parsed,
+      fresh,
+      pending,
+      sideEffects || keys.size > 0,
+    );
+    if (written === null) return;
+    // Someone added calls while the others ran: run them too before the note moves on.
+    if (written.changedExternally && round < MAX_ROUNDS && mightHaveToolCall(written.text)) {
+      const parsed = await ctx.notes.parse(written.text);
+      const added = parsed.calls.some((c) => !parsed.results.has(c.id) && !settledIds.has(c.id));
+      if (added) {
+        note = { ...note, text: written.text, parsed };
+        noteStamp = written.stamp;
+        continue;
+      }
+    }
+    await finish(ctx, note, note.parsed, all, pending, [...keys], logged);
+    return;
   }
 }
 
-async function workUnguarded(
+async function finish(
   ctx: PipelineContext,
-  path: string,
-  originalText: string,
+  note: NoteWork,
   parsed: ParsedNote,
-  options: WorkOptions,
+  results: readonly ToolResult[],
+  pending: Awaited<ReturnType<typeof settleCalls>>['pending'],
+  keys: string[],
+  logged: readonly Logged[],
 ): Promise<void> {
-  const key = noteKey(ctx, path);
-  const results: Ordered[] = [];
-  let pending: PendingCall[] = [];
-  let ranArguments = new Map<string, Record<string, unknown>>();
-  let sideEffects = false;
-  const frontProblem = parsed.diagnostics.find((d) => d.code === 'UNSUPPORTED_FRONT_MATTER');
-
-  if (frontProblem !== undefined) {
-    // Without readable front-matter we cannot know the note's `allowed_tools`, so nothing runs.
-    results.push({
-      order: 0,
-      result: makePipelineResult({
-        id: 'front_matter',
-        name: 'vaultd',
-        status: 'error',
-        code: 'UNSUPPORTED_FRONT_MATTER',
-        message: `${frontProblem.message} (line ${frontProblem.start.line}); no call in this note was run`,
-      }),
-    });
-  } else {
-    const outcome = await settleCalls(ctx, key, originalText, parsed, parsed.data, options);
-    results.push(...outcome.results);
-    pending = outcome.pending;
-    ranArguments = outcome.ranArguments;
-    sideEffects = outcome.sideEffects;
-  }
-
-  results.sort((a, b) => a.order - b.order);
-  if (ctx.shutdown.aborted) {
-    // Shutting down past the grace period: the calls that finished keep their results, the ones
-    // cut off get none, and the note stays claimed. The ledger has the intents of the cut-off
-    // calls with side effects, so the next start writes them back as interrupted.
-    const finished = results.map((r) => r.result).filter((r) => r.status !== 'interrupted');
-    await writeBack(ctx, path, originalText, options.stamp, parsed, finished, pending, true, true);
-    ctx.logger.warn({ note: key }, 'shutdown: note left in In_Progress for the next start');
-    return;
-  }
-
-  const newResults = results.map((r) => r.result);
-  const argumentsById = new Map(parsed.calls.map((c) => [c.id, c.arguments]));
-  for (const result of newResults) {
-    // The log names the arguments that ran: a human may have edited the agent's.
-    logResult(ctx, key, result, ranArguments.get(result.id) ?? argumentsById.get(result.id));
-    ctx.bus.emit('tool.result', { note: key, callId: result.id, tool: result.name, result });
-  }
-
-  const finalText = await writeBack(
-    ctx,
-    path,
-    originalText,
-    options.stamp,
-    parsed,
-    newResults,
-    pending,
-    sideEffects,
-  );
-  if (finalText === null) return;
-  const target = chooseTarget(parsed, newResults, pending);
+  const target = chooseTarget(parsed, results, pending);
   const dir = {
     done: ctx.layout.done,
     failed: ctx.layout.failed,
     pending: ctx.layout.pending,
     rejected: ctx.layout.rejected,
   }[target];
-  const moved = await moveNoOverwrite(path, dir, basename(path));
+  const moved = await moveNoOverwrite(note.path, dir, note.name);
   if (moved === null) {
-    ctx.logger.error({ note: key }, 'note vanished from In_Progress before it could be moved');
-  } else {
-    ctx.bus.emit('note.moved', {
-      note: noteKey(ctx, moved),
-      from: key,
-      to: noteKey(ctx, moved),
-      state: target,
-    });
-    if (target === 'pending') {
-      ctx.bus.emit('approval.requested', {
-        note: noteKey(ctx, moved),
-        callIds: pending.map((p) => p.id),
-        tools: pending.map((p) => p.name),
-      });
-    }
-    ctx.logger.info(
-      {
-        note: noteKey(ctx, moved),
-        state: target,
-        results: newResults.length,
-        pending: pending.length,
-      },
-      'note processed',
-    );
+    ctx.logger.error({ note: note.key }, 'note vanished from In_Progress before it could be moved');
+    report(ctx, note.key, logged);
+    return;
   }
-  await ctx.ledger.release(key);
+  const to = noteKey(ctx, moved);
+  report(ctx, to, logged);
+  if (keys.length > 0) await ctx.ledger.markWritten(keys, to);
+  const requests = ctx.gate.requests;
+  for (const p of pending) if (p.nonce !== undefined) await requests?.moved(p.nonce, to);
+  ctx.bus.emit('note.moved', { note: to, from: note.key, to, state: target });
+  if (target === 'pending') {
+    ctx.bus.emit('approval.requested', {
+      note: to,
+      callIds: pending.map((p) => p.id),
+      tools: pending.map((p) => p.name),
+    });
+  }
+  ctx.conditions.clear();
+  ctx.logger.info(
+    { note: to, state: target, results: results.length, pending: pending.length },
+    'note processed',
+  );
+}
+
+/** A result to log once the note's final path is known. */
+interface Logged {
+  readonly result: ToolResult;
+  readonly args: Record<string, unknown> | undefined;
+}
+
+/** Log results and tell the event stream, naming the note by the path it has now. */
+function report(ctx: PipelineContext, note: string, logged: readonly Logged[]): void {
+  for (const { result, args } of logged) {
+    logResult(ctx, note, result, args);
+    ctx.bus.emit('tool.result', { note, callId: result.id, tool: result.name, result });
+  }
+}
+
+const warned = new WeakMap<PipelineContext, Set<string>>();
+
+function warnOnce(ctx: PipelineContext, path: string, read: NoteRead): void {
+  let seen = warned.get(ctx);
+  if (seen === undefined) {
+    seen = new Set();
+    warned.set(ctx, seen);
+  }
+  const id = `${path}\0${read.kind}\0${'ino' in read ? read.ino : ''}`;
+  if (seen.has(id)) return;
+  seen.add(id);
+  if (seen.size > 10_000) seen.clear();
+  ctx.logger.warn(
+    { note: noteKey(ctx, path), reason: read.kind },
+    read.kind === 'linked'
+      ? 'a note with several hard links is refused (writing it could change another file): left alone'
+      : 'not a regular file (symlink, fifo?): left alone',
+  );
 }

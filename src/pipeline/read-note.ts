@@ -8,18 +8,22 @@ export type NoteRead =
       readonly text: string;
       readonly mtimeMs: number;
       readonly size: number;
+      readonly ino: number;
     }
   | { readonly kind: 'too_large'; readonly size: number; readonly mentionsToolCall: boolean }
   | { readonly kind: 'binary' | 'not_utf8'; readonly mentionsToolCall: boolean }
   | { readonly kind: 'not_a_file' }
+  /** A regular file with several names (hard links): writing into it could change another file. */
+  | { readonly kind: 'linked'; readonly ino: number; readonly nlink: number }
   | { readonly kind: 'gone' };
 
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const MARKER = Buffer.from('tool_call');
 
 /**
- * Read a note safely: never follows a symlink, reports a vanished file as `gone`, a file over
- * `maxBytes` as `too_large` and a binary or non-UTF-8 file as such, without decoding it as text.
+ * Read a note safely: never follows a symlink, reports a vanished file as `gone`, a file with
+ * several hard links as `linked`, a file over `maxBytes` as `too_large` and a binary or non-UTF-8
+ * file as such, without decoding it as text.
  * @param path absolute path of the note.
  * @param maxBytes size cap (config `max_note_bytes`).
  */
@@ -37,6 +41,7 @@ export async function readNote(path: string, maxBytes: number): Promise<NoteRead
   try {
     const stats = await handle.stat();
     if (!stats.isFile()) return { kind: 'not_a_file' };
+    if (stats.nlink > 1) return { kind: 'linked', ino: stats.ino, nlink: stats.nlink };
     if (stats.size > maxBytes) {
       // Look for a call only within the first maxBytes: enough to tell an agent's note from a
       // stray large file, without reading gigabytes.
@@ -53,7 +58,7 @@ export async function readNote(path: string, maxBytes: number): Promise<NoteRead
     } catch {
       return { kind: 'not_utf8', mentionsToolCall: buffer.includes(MARKER) };
     }
-    return { kind: 'text', text, mtimeMs: stats.mtimeMs, size: buffer.length };
+    return { kind: 'text', text, mtimeMs: stats.mtimeMs, size: buffer.length, ino: stats.ino };
   } finally {
     await handle.close();
   }

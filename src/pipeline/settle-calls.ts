@@ -1,21 +1,25 @@
 import {
-  decideCall,
   EXPIRED_REASON,
-  isExpired,
   readAllowedTools,
   readApprovalSection,
   rejectionMessage,
-  resolveDecisions,
+  type ApprovalRequest,
+  type ApprovalSectionRead,
+  type Authorization,
+  type GateCall,
   type PendingCall,
-  type Resolution,
+  type PendingDecision,
 } from '../approval/index.ts';
-import { ApprovalRequests } from '../approval/requests.ts';
-import type { InvalidBlock, ParsedNote } from '../note/types.ts';
-import type { ApprovedBy, Tool, ToolCall, ToolResult } from '../protocol/types.ts';
-import { fsyncDirectory, type LedgerCall } from '../vault/index.ts';
+import type { FoundCall, InvalidBlock, ParsedNote } from '../note/types.ts';
+import { effectsOf, type Effects } from '../protocol/effects.ts';
+import { hashArguments } from '../protocol/hash-arguments.ts';
+import type { Tool, ToolCall, ToolResult } from '../protocol/types.ts';
+import { callKey, fsyncDirectory, VaultIoError } from '../vault/index.ts';
+import type { FolderKind } from '../vault/watcher.ts';
 import type { PipelineContext } from './context.ts';
-import { hashArguments } from './hash-arguments.ts';
 import { makePipelineResult } from './make-result.ts';
+import { makePreview } from './preview.ts';
+import { replayResult } from './replay.ts';
 
 /** A result and the offset of its block, for writing results in block order. */
 export interface Ordered {
@@ -23,73 +27,78 @@ export interface Ordered {
   readonly order: number;
 }
 
-/** A call that passed the checks, with who let it run. */
+/** A claimed note being worked on. */
+export interface NoteWork {
+  /** Absolute path in `In_Progress/`. */
+  readonly path: string;
+  /** Vault-relative path in `In_Progress/`, as the ledger and requests name it. */
+  readonly key: string;
+  /** The note's name before it was claimed. */
+  readonly name: string;
+  /** Where it was claimed from; `in_progress` when it is resumed. */
+  readonly from: FolderKind;
+  /** Vault-relative path it had before the claim (where a human decided), for records. */
+  readonly origin: string;
+  readonly text: string;
+  readonly parsed: ParsedNote;
+}
+
+/** What deciding and running a note's calls gave. */
+export interface Settled {
+  readonly results: Ordered[];
+  readonly pending: PendingCall[];
+  /** The arguments each call ran with (a human may have edited them). */
+  readonly ranArguments: Map<string, Record<string, unknown>>;
+  /** Whether any call with side effects ran (the write-back must then be durable). */
+  readonly sideEffects: boolean;
+  /** Ledger keys of the calls with side effects whose results go into this note. */
+  readonly ledgerKeys: string[];
+  /** An infrastructure failure that stopped a call before it ran: the note must wait. */
+  readonly deferred: VaultIoError | undefined;
+}
+
+/** A call that passed every check, with its permission. */
 interface Runnable {
   readonly call: ToolCall;
-  readonly approvedBy: ApprovedBy;
+  readonly auth: Authorization;
+  readonly effects: Effects;
+  readonly key: string | null;
   readonly originalArguments: Record<string, unknown> | undefined;
+  readonly request: ApprovalRequest | undefined;
   readonly order: number;
 }
 
-/** How a claimed note came to be worked on, as far as deciding its calls goes. */
-export interface SettleOptions {
-  /** Found in `In_Progress/` at start-up: calls with an intent but no result were interrupted. */
-  readonly resume: boolean;
-  /** What a pending call without a ticked box gets: moving the note to Approved/ or Rejected/. */
-  readonly defaultDecision: 'approve' | 'reject' | 'none';
-  /** The folder the note was claimed from, whose entry must be gone for good before an intent. */
-  readonly claimedFrom: readonly string[];
+/** A call that needs a human. */
+interface Asking {
+  readonly found: FoundCall;
+  readonly tool: Tool;
+  readonly gateCall: GateCall;
+  readonly effects: Effects;
+  readonly key: string | null;
+  readonly reason: string;
+  readonly order: number;
 }
 
+const DECISION_FOLDERS: ReadonlySet<FolderKind> = new Set(['pending', 'approved', 'rejected']);
+
 /**
- * Decide every call of the note that has no result yet, apply a human's decisions from the
- * Approval section (or from the folder the note was moved to), and run what may run.
+ * Decide every call of a claimed note that has no result yet and run what may run: check it,
+ * look up its history in the ledger (a call with side effects that already ran is replayed, one
+ * whose outcome is unknown goes to a human), ask the gate, apply a human's decision bound to a
+ * pending request, and run the calls the gate allowed, concurrently within the global cap.
+ * @param ctx the pipeline context.
+ * @param work the claimed note.
  */
-export async function settleCalls(
-  ctx: PipelineContext,
-  key: string,
-  text: string,
-  parsed: ParsedNote,
-  front: Readonly<Record<string, unknown>>,
-  options: SettleOptions,
-): Promise<{
-  results: Ordered[];
-  pending: PendingCall[];
-  ranArguments: Map<string, Record<string, unknown>>;
-  sideEffects: boolean;
-}> {
+export async function settleCalls(ctx: PipelineContext, work: NoteWork): Promise<Settled> {
+  const { parsed } = work;
   const results: Ordered[] = [];
   const runnable: Runnable[] = [];
-  const asking: { call: PendingCall; order: number; tool: Tool }[] = [];
-  const openIntents = options.resume ? ctx.ledger.openIntents(key) : new Map<string, unknown>();
-  // Calls that finished before a crash cut the write-back short: their recorded results.
-  const recorded = options.resume ? ctx.ledger.calls(key) : new Map<string, LedgerCall>();
-  const allowed = readAllowedTools(front['allowed_tools']);
-  const section = readApprovalSection(text);
-  const requests = requestsOf(ctx);
+  const asking: Asking[] = [];
+  const ledgerKeys = new Set<string>();
+  const section = readApprovalSection(work.text);
+  const allowed = readAllowedTools(parsed.data['allowed_tools']);
   const error = (order: number, input: Parameters<typeof makePipelineResult>[0]): void => {
     results.push({ order, result: makePipelineResult(input) });
-  };
-  // Policy and the note's allowed_tools for a call; a denial is written as its result at once.
-  const decide = (call: ToolCall, tool: Tool, order: number): ReturnType<typeof decideCall> => {
-    const verdict = decideCall({
-      call,
-      tool,
-      policy: ctx.policy,
-      grants: ctx.grants,
-      allowedTools: allowed.allowed,
-    });
-    if (verdict.action === 'deny') {
-      error(order, {
-        id: call.id,
-        name: call.name,
-        status: 'error',
-        code: 'PERMISSION_DENIED',
-        message: verdict.message,
-        safety: tool.safety,
-      });
-    }
-    return verdict;
   };
 
   for (const block of parsed.invalid) {
@@ -97,234 +106,525 @@ export async function settleCalls(
       results.push({ order: block.start.offset, result: invalidBlockResult(block) });
   }
 
-  for (const call of parsed.calls) {
-    if (parsed.results.has(call.id)) continue;
-    const order = call.start.offset;
-    const tool = ctx.registry.get(call.name);
-    const finished = recorded.get(call.id)?.result;
-    if (isToolResult(finished, call.id)) {
-      results.push({ order, result: finished });
+  for (const found of parsed.calls) {
+    const order = found.start.offset;
+    const checked = ctx.executor.check({
+      id: found.id,
+      name: found.name,
+      arguments: found.arguments,
+    });
+    const previous = parsed.results.get(found.id);
+    if (previous !== undefined && !mayRunAgain(previous, checked.ok ? checked.args : undefined)) {
       continue;
     }
-    if (openIntents.has(call.id) && tool !== undefined && !tool.readOnly) {
-      error(order, {
-        id: call.id,
-        name: call.name,
-        status: 'interrupted',
-        code: 'INTERRUPTED',
-        message:
-          'vaultd stopped while this call ran, so it may or may not have taken effect; it was not re-run. Check its effect, then write a new call (with a new id) if it should run again.',
-        safety: tool.safety,
-      });
-      continue;
-    }
-    const toCheck: ToolCall = { id: call.id, name: call.name, arguments: call.arguments };
-    const checked = ctx.executor.check(toCheck);
     if (!checked.ok) {
       // Unknown tool or bad parameters: no human is asked about a call that cannot run.
-      results.push({ order, result: await ctx.executor.execute(toCheck, { note: key }) });
-      continue;
-    }
-    const verdict = decide(toCheck, checked.tool, order);
-    if (verdict.action === 'deny') continue;
-    if (verdict.action === 'run') {
-      runnable.push({
-        call: toCheck,
-        approvedBy: verdict.approvedBy,
-        originalArguments: undefined,
+      results.push({
         order,
-      });
-    } else {
-      const requestedAt =
-        requests.find({ id: call.id, name: call.name, arguments: call.arguments })?.requested_at ??
-        new Date().toISOString();
-      asking.push({
-        order,
-        tool: checked.tool,
-        call: {
-          id: call.id,
-          name: call.name,
-          arguments: call.arguments,
-          requestedAt,
-          reason: verdict.reason,
-        },
-      });
-    }
-  }
-
-  const move = options.defaultDecision === 'none' ? undefined : options.defaultDecision;
-  const resolutions = resolveDecisions(
-    asking.map((a) => a.call),
-    section,
-    move,
-  );
-  const pending: PendingCall[] = [];
-  for (const [i, found] of resolutions.entries()) {
-    const { call, order, tool } = asking[i] as (typeof asking)[number];
-    const resolution = checkAskedBefore(requests, call, section, found);
-    if (resolution.kind === 'reject') {
-      error(order, {
-        id: call.id,
-        name: call.name,
-        status: 'rejected',
-        code: 'REJECTED',
-        message: resolution.message,
-        safety: tool.safety,
+        result: await ctx.executor.execute(
+          { id: found.id, name: found.name, arguments: found.arguments },
+          { note: work.key },
+        ),
       });
       continue;
     }
-    if (resolution.kind === 'wait') {
-      if (isExpired(call.requestedAt, ctx.config.approval.expire_after_ms)) {
-        error(order, {
-          id: call.id,
-          name: call.name,
-          status: 'rejected',
-          code: 'REJECTED',
-          message: rejectionMessage(EXPIRED_REASON),
-          safety: tool.safety,
-        });
-        continue;
-      }
-      // Parameters a human edited in a call vaultd asked about stay edited while it waits (another
-      // call of the note may have been decided); a section vaultd never wrote shows the agent's.
-      const edited = section.decisions.get(call.id)?.arguments;
-      const shown = edited != null && requests.find(call) !== undefined ? edited : call.arguments;
-      requests.record(call, new Date(call.requestedAt));
-      const preview = await makePreview(ctx, tool, shown);
-      // A first request has no section yet: its "no Approval section" problem is no news.
-      const problems = section.found ? resolution.problems : [];
-      pending.push({
-        ...call,
-        arguments: shown,
-        ...(preview === undefined ? {} : { preview }),
-        ...(problems.length > 0 ? { reason: problems.join('; ') } : {}),
-      });
-      continue;
-    }
-    // Approved: the arguments as the human left them are checked again, and a deny rule still wins.
-    const approved: ToolCall = {
-      id: call.id,
-      name: call.name,
-      arguments: { ...resolution.arguments },
+    const { tool, args } = checked;
+    const effects = effectsOf(tool, args);
+    const argsHash = hashArguments(args);
+    const gateCall: GateCall = {
+      id: found.id,
+      name: tool.name,
+      arguments: args,
+      argsHash,
+      safety: effects.safety,
+      allowedTools: allowed.allowed,
     };
-    if (decide(approved, tool, order).action === 'deny') continue;
-    if (resolution.grant) await ctx.grants.add(call.name, { by: 'human', note: key });
-    runnable.push({
-      call: approved,
-      approvedBy: resolution.approvedBy,
-      originalArguments:
-        resolution.originalArguments === undefined
-          ? undefined
-          : { ...resolution.originalArguments },
+    let key: string | null = null;
+    let uncertain: string | null = null;
+    if (!effects.readOnly) {
+      key = callKey({ id: found.id, explicitId: found.explicitId, argsHash }, work.name);
+      if (ctx.ledger.isInFlight(key)) await ctx.ledger.settled(key);
+      const history = ctx.ledger.lookup(key);
+      if (history !== undefined && history.status !== null) {
+        if (history.status === 'success' || history.effect) {
+          results.push({ order, result: await replayResult(ctx, key, history, found) });
+          ledgerKeys.add(key);
+          continue;
+        }
+      } else if (history !== undefined) {
+        if (history.note === work.key) {
+          const result = interruptedResult(found, effects);
+          await ctx.ledger.recordDone(key, 'interrupted', true, result);
+          results.push({ order, result });
+          ledgerKeys.add(key);
+          continue;
+        }
+        uncertain = `an earlier run of this call (in ${history.note}, ${new Date(history.intentAt).toISOString()}) was cut off, so it may or may not have taken effect; approve only if it should run again`;
+      } else if (ctx.ledger.mayHaveLost(found.id)) {
+        uncertain =
+          "vaultd's ledger was damaged and may have held this call's history, so it may already have run; approve only if it has not";
+      } else if (work.from === 'in_progress' && ctx.ledgerUntrusted) {
+        uncertain =
+          "vaultd's ledger was missing or damaged when this note was resumed, so this call may already have run; approve only if it has not";
+      }
+    }
+    const verdict = ctx.gate.evaluate(gateCall);
+    if (verdict.action === 'deny') {
+      error(order, {
+        id: found.id,
+        name: found.name,
+        status: 'error',
+        code: 'PERMISSION_DENIED',
+        message: verdict.message,
+        safety: effects.safety,
+      });
+      continue;
+    }
+    if (verdict.action === 'run' && uncertain === null) {
+      runnable.push({
+        call: { id: found.id, name: tool.name, arguments: args },
+        auth: verdict.auth,
+        effects,
+        key,
+        originalArguments: undefined,
+        request: undefined,
+        order,
+      });
+      continue;
+    }
+    asking.push({
+      found,
+      tool,
+      gateCall,
+      effects,
+      key,
+      reason: uncertain ?? (verdict.action === 'ask' ? verdict.reason : ''),
       order,
     });
   }
 
-  // The ledger names the note by its In_Progress/ path: before the first intent, the claim's
-  // rename must be on disk too, or a power cut could bring the note back to the inbox and run the
-  // call again. Only notes with side effects pay for these fsyncs.
+  const pending: PendingCall[] = [];
+  for (const ask of asking) {
+    const outcome = await decideAsking(ctx, work, section, ask);
+    if (outcome.kind === 'result') results.push({ order: ask.order, result: outcome.result });
+    else if (outcome.kind === 'run') runnable.push(outcome.runnable);
+    else pending.push(outcome.pending);
+  }
+
+  let deferred: VaultIoError | undefined;
+  // The ledger names calls by key, but the claim's rename must be durable before the first intent:
+  // a power cut could otherwise bring the note back to the inbox and run the call again. Only
+  // notes with side effects pay for these fsyncs.
   let synced: Promise<void> | undefined;
   const durable = (): Promise<void> =>
-    (synced ??= Promise.all([
-      fsyncDirectory(ctx.layout.inProgress),
-      ...options.claimedFrom.map((d) => fsyncDirectory(d)),
-    ]).then(() => undefined));
-  const ran = await Promise.all(runnable.map((r) => runOne(ctx, key, r, durable)));
-  results.push(...ran);
+    (synced ??= fsyncDirectory(ctx.layout.inProgress).then(() =>
+      work.from === 'in_progress' ? undefined : fsyncDirectory(folderOf(ctx, work.from)),
+    ));
+  const ran = await Promise.all(
+    runnable.map((r) =>
+      runOne(ctx, work, r, durable).catch((failure: unknown) => {
+        if (failure instanceof VaultIoError) {
+          deferred ??= failure;
+          return null;
+        }
+        throw failure;
+      }),
+    ),
+  );
+  for (const item of ran) if (item !== null) results.push(item);
   const ranArguments = new Map(runnable.map((r) => [r.call.id, r.call.arguments]));
-  const sideEffects = runnable.some((r) => ctx.registry.get(r.call.name)?.readOnly !== true);
-  return { results, pending, ranArguments, sideEffects };
+  const sideEffects = runnable.some((r) => !r.effects.readOnly);
+  for (const r of runnable) if (r.key !== null) ledgerKeys.add(r.key);
+  return { results, pending, ranArguments, sideEffects, ledgerKeys: [...ledgerKeys], deferred };
 }
+
+type AskOutcome =
+  | { readonly kind: 'result'; readonly result: ToolResult }
+  | { readonly kind: 'run'; readonly runnable: Runnable }
+  | { readonly kind: 'wait'; readonly pending: PendingCall };
 
 /**
- * An approval counts only for a call vaultd itself put before a human, as it recorded it (same
- * id, tool, arguments and request time): an Approval section an agent wrote into its own note, or
- * one whose request time was edited, is never taken for a human's decision.
+ * A call that needs a human: apply the decision bound to its pending request when the note is
+ * the request's own (claimed from a decision folder), refuse a decision anywhere else, or put it
+ * before a human with a fresh request.
  */
-function checkAskedBefore(
-  requests: ApprovalRequests,
-  call: PendingCall,
-  section: ReturnType<typeof readApprovalSection>,
-  resolution: Resolution,
-): Resolution {
-  if (resolution.kind !== 'approve') return resolution;
-  const recorded = requests.find(call);
-  const shown = section.decisions.get(call.id)?.requestedAt;
-  if (recorded !== undefined && shown === recorded.requested_at) return resolution;
-  const problems =
-    recorded === undefined
-      ? []
-      : [
-          `requested_at in the pending_call block was changed; change it back to "${recorded.requested_at}", then tick again`,
-        ];
-  return { kind: 'wait', id: call.id, name: call.name, problems };
+async function decideAsking(
+  ctx: PipelineContext,
+  work: NoteWork,
+  section: ApprovalSectionRead,
+  ask: Asking,
+): Promise<AskOutcome> {
+  const { found, gateCall, effects } = ask;
+  const requests = ctx.gate.requests;
+  const decision = section.decisions.get(found.id);
+  const nonce = decision?.nonce ?? null;
+  const request = nonce === null ? undefined : requests?.get(nonce);
+  const ours =
+    request !== undefined &&
+    request.note === work.key &&
+    request.callId === found.id &&
+    request.tool === found.name;
+  const reject = (message: string, reason = 'no pending approval for this call'): AskOutcome => ({
+    kind: 'result',
+    result: makePipelineResult({
+      id: found.id,
+      name: found.name,
+      status: 'rejected',
+      code: 'REJECTED',
+      message,
+      safety: effects.safety,
+      data: { reason },
+    }),
+  });
+
+  if (ours && request.argsHash !== gateCall.argsHash) {
+    // The call in the note was changed after vaultd asked: the decision was not about this call.
+    await requests?.setState(request.id, 'superseded');
+    return waitFor(ctx, work, ask, [
+      'the parameters of the tool_call block changed after vaultd asked; decide again on the call as it is now',
+    ]);
+  }
+  if (ours && request.state === 'expired') {
+    await requests?.setState(request.id, 'consumed');
+    return reject(rejectionMessage(EXPIRED_REASON), EXPIRED_REASON);
+  }
+  if (
+    ours &&
+    (request.state === 'pending' || request.state === 'approved' || request.state === 'rejected')
+  ) {
+    let current = request;
+    if (current.state === 'pending' && Date.parse(current.expiresAt) <= Date.now()) {
+      await requests?.setState(current.id, 'consumed');
+      return reject(rejectionMessage(EXPIRED_REASON), EXPIRED_REASON);
+    }
+    if (current.state === 'pending') {
+      const vault = vaultDecision(ctx, work, section, decision);
+      if (vault.kind === 'wait') {
+        // Parameters a human edited stay edited while the call waits (another call was decided).
+        return waitFor(ctx, work, ask, vault.problems, current, decision?.arguments ?? undefined);
+      }
+      const recorded = await ctx.gate.decide(current.id, vault.decision);
+      if (!recorded.ok)
+        return reject(`${recorded.problem}; write the call again if it is still needed`);
+      current = recorded.request;
+    }
+    const decided = current.decision;
+    if (current.state === 'rejected' || decided?.kind === 'reject') {
+      await requests?.setState(current.id, 'consumed');
+      const how =
+        decided?.channel === 'move'
+          ? 'moved the note to the rejected folder'
+          : decided?.channel === 'tick'
+            ? 'ticked reject'
+            : `rejected it through ${decided?.channel === 'cli' ? 'vaultd reject' : 'the HTTP API'}`;
+      return reject(
+        rejectionMessage(decided?.reason ?? undefined, how),
+        decided?.reason ?? 'no reason given',
+      );
+    }
+    // Approved: the arguments as the human left them are checked again, and a deny still wins.
+    const edited = decided?.arguments ?? null;
+    let call = gateCall;
+    let originalArguments: Record<string, unknown> | undefined;
+    if (edited !== null && hashArguments(edited) !== hashArguments(request.arguments)) {
+      const checked = ctx.executor.check({ id: found.id, name: found.name, arguments: edited });
+      if (!checked.ok) {
+        await requests?.setState(current.id, 'consumed');
+        return {
+          kind: 'result',
+          result: makePipelineResult({
+            id: found.id,
+            name: found.name,
+            status: 'error',
+            code: 'INVALID_PARAMS',
+            message: `the parameters a human edited are invalid: ${checked.error.message}`,
+            safety: effects.safety,
+            approvedBy: 'human-modified',
+          }),
+        };
+      }
+      const editedEffects = effectsOf(checked.tool, checked.args);
+      call = {
+        ...gateCall,
+        arguments: checked.args,
+        argsHash: hashArguments(checked.args),
+        safety: editedEffects.safety,
+      };
+      originalArguments = { ...gateCall.arguments };
+    }
+    const verdict = ctx.gate.evaluate(call);
+    if (verdict.action === 'deny') {
+      await requests?.setState(current.id, 'consumed');
+      return {
+        kind: 'result',
+        result: makePipelineResult({
+          id: found.id,
+          name: found.name,
+          status: 'error',
+          code: 'PERMISSION_DENIED',
+          message: verdict.message,
+          safety: effects.safety,
+        }),
+      };
+    }
+    const consumed = await ctx.gate.consume(current, call, work.origin);
+    if (!consumed.ok)
+      return reject(`${consumed.problem}; write the call again if it is still needed`);
+    if (ask.key !== null && ctx.ledger.lookup(ask.key) !== undefined) {
+      // A human decided that a call whose outcome was unknown may run again.
+      await ctx.ledger.forget(ask.key);
+    }
+    return {
+      kind: 'run',
+      runnable: {
+        call: { id: found.id, name: found.name, arguments: { ...call.arguments } },
+        auth: consumed.auth,
+        effects: originalArguments === undefined ? effects : effectsOf(ask.tool, call.arguments),
+        key:
+          ask.key === null
+            ? null
+            : callKey(
+                { id: found.id, explicitId: found.explicitId, argsHash: call.argsHash },
+                work.name,
+              ),
+        originalArguments,
+        request: current,
+        order: ask.order,
+      },
+    };
+  }
+  const decisionSaysRun =
+    decision !== undefined && (decision.decision === 'approve' || decision.decision === 'always');
+  const movedToDecide = work.from === 'approved' || work.from === 'rejected';
+  if (decisionSaysRun || (movedToDecide && decision !== undefined)) {
+    // A ticked box in a note vaultd is not waiting on (a copy, a replay, the inbox): never a decision.
+    const why =
+      request?.state === 'expired'
+        ? 'the approval expired'
+        : request !== undefined && request.state !== 'pending'
+          ? `the request was already ${request.state}`
+          : DECISION_FOLDERS.has(work.from)
+            ? 'vaultd is not waiting on this call in this note'
+            : 'decisions count only on a note vaultd moved to Pending_Approval/, never on a note in the inbox';
+    ctx.logger.warn(
+      { note: work.key, call: found.id, tool: found.name, nonce },
+      'decision refused: no pending approval for this call',
+    );
+    return reject(
+      `no pending approval for this call (${why}); the call was not run. If it is still needed, write it again as a new call and wait for a human's decision`,
+    );
+  }
+  return waitFor(ctx, work, ask, ask.reason === '' ? [] : []);
 }
 
-const requestStores = new Map<string, ApprovalRequests>();
+/** Put a call before a human (a fresh request unless one is pending for it here) and wait. */
+async function waitFor(
+  ctx: PipelineContext,
+  work: NoteWork,
+  ask: Asking,
+  problems: readonly string[],
+  existing?: ApprovalRequest,
+  shown?: Record<string, unknown>,
+): Promise<AskOutcome> {
+  const preview = await makePreview(ctx, ask.tool, ask.gateCall.arguments);
+  const request =
+    existing ??
+    (await ctx.gate.ask({
+      note: work.key,
+      call: ask.gateCall,
+      reason: ask.reason,
+      preview: preview ?? null,
+    }));
+  return {
+    kind: 'wait',
+    pending: {
+      id: ask.found.id,
+      name: ask.found.name,
+      arguments: shown ?? request.arguments,
+      requestedAt: request.requestedAt,
+      nonce: request.id,
+      reason: ask.reason,
+      ...(preview === undefined ? {} : { preview }),
+      ...(problems.length > 0 ? { problems } : {}),
+    },
+  };
+}
 
-/** The approval requests of the context's vault, opened once per state directory. */
-export function requestsOf(ctx: PipelineContext): ApprovalRequests {
-  let store = requestStores.get(ctx.layout.state);
-  if (store === undefined) {
-    store = ApprovalRequests.open(ctx.layout.state);
-    requestStores.set(ctx.layout.state, store);
+type VaultDecision =
+  | { readonly kind: 'wait'; readonly problems: readonly string[] }
+  | {
+      readonly kind: 'decided';
+      readonly decision: Parameters<PipelineContext['gate']['decide']>[1];
+    };
+
+/** What the note itself says: a ticked box, or the folder it was moved to. */
+function vaultDecision(
+  ctx: PipelineContext,
+  work: NoteWork,
+  section: ApprovalSectionRead,
+  decision: PendingDecision | undefined,
+): VaultDecision {
+  if (!ctx.config.approval.vault_decisions) {
+    return {
+      kind: 'wait',
+      problems: [
+        'decisions in the vault (ticks and moves) are turned off on this vault; decide with `vaultd approve` or the HTTP API',
+      ],
+    };
   }
-  return store;
+  const base = {
+    at: new Date().toISOString(),
+    scope: null,
+    reason: decision?.reason ?? null,
+  };
+  if (work.from === 'rejected') {
+    return {
+      kind: 'decided',
+      decision: {
+        ...base,
+        kind: 'reject',
+        always: false,
+        channel: 'move',
+        by: 'human',
+        arguments: null,
+      },
+    };
+  }
+  if (decision === undefined) {
+    const problems = section.found
+      ? [
+          ...section.problems,
+          'the call is missing from the Approval section; restore its part or move the note to the rejected folder',
+        ]
+      : ['the note has no Approval section; move it to the approved or rejected folder to decide'];
+    return { kind: 'wait', problems };
+  }
+  if (decision.problems.length > 0) return { kind: 'wait', problems: decision.problems };
+  if (decision.arguments === null)
+    return { kind: 'wait', problems: ['the parameters of this call cannot be read'] };
+  if (decision.decision === 'reject') {
+    return {
+      kind: 'decided',
+      decision: {
+        ...base,
+        kind: 'reject',
+        always: false,
+        channel: 'tick',
+        by: 'human',
+        arguments: null,
+      },
+    };
+  }
+  const approve = decision.decision === 'approve' || decision.decision === 'always';
+  if (!approve && work.from !== 'approved') return { kind: 'wait', problems: [] };
+  return {
+    kind: 'decided',
+    decision: {
+      ...base,
+      kind: 'approve',
+      always: decision.decision === 'always',
+      scope: decision.decision === 'always' ? (decision.grantScope ?? null) : null,
+      channel: approve ? 'tick' : 'move',
+      by: 'human',
+      arguments: { ...decision.arguments },
+    },
+  };
 }
 
 async function runOne(
   ctx: PipelineContext,
-  key: string,
+  work: NoteWork,
   r: Runnable,
   durable: () => Promise<void>,
 ): Promise<Ordered> {
-  const { call } = r;
+  const { call, key } = r;
   ctx.bus.emit('tool.call', {
-    note: key,
+    note: work.key,
     callId: call.id,
     tool: call.name,
     arguments: call.arguments,
   });
+  let intentFailure: VaultIoError | undefined;
   const result = await ctx.executor.execute(call, {
-    approvedBy: r.approvedBy,
-    note: key,
+    authorization: r.auth,
+    // The note's own name: Obsidian finds it by name in whatever folder it ends up.
+    note: work.name,
     signal: ctx.shutdown,
     ...(r.originalArguments === undefined ? {} : { originalArguments: r.originalArguments }),
     onIntent: async (c, tool) => {
-      await durable();
-      await ctx.ledger.recordIntent({
-        note: key,
-        callId: c.id,
-        tool: tool.name,
-        argsHash: hashArguments(c.arguments),
-      });
+      if (key === null) return;
+      try {
+        await durable();
+        await ctx.ledger.recordIntent({
+          key,
+          note: work.key,
+          callId: c.id,
+          tool: tool.name,
+          argsHash: r.auth.argsHash,
+        });
+      } catch (failure) {
+        intentFailure =
+          failure instanceof VaultIoError
+            ? failure
+            : new VaultIoError('record intent', ctx.ledger.path, failure);
+        throw intentFailure;
+      }
     },
     onProgress: (progress) =>
-      ctx.bus.emit('tool.progress', { note: key, callId: call.id, tool: call.name, progress }),
+      ctx.bus.emit('tool.progress', { note: work.key, callId: call.id, tool: call.name, progress }),
   });
-  if (ctx.registry.get(call.name)?.readOnly !== true && result.status !== 'interrupted') {
-    // Kept until the note is written back: a crash in between then yields this result, not an
-    // `interrupted` one for a call that in fact finished.
-    await ctx.ledger.recordDone(key, call.id, result.status, result);
+  // The call never started: the note waits for the disk (or whatever failed) instead of failing.
+  if (intentFailure !== undefined) throw intentFailure;
+  if (key !== null && result.status !== 'interrupted') {
+    // Kept until the note is written back: a crash in between then yields this result.
+    await ctx.ledger.recordDone(key, result.status, mayHaveTakenEffect(result), result);
   }
   return { order: r.order, result };
 }
 
-async function makePreview(
-  ctx: PipelineContext,
-  tool: Tool,
-  args: Record<string, unknown>,
-): Promise<string | undefined> {
-  if (tool.preview === undefined) return undefined;
-  try {
-    return await tool.preview(args, {
-      config: ctx.config.tools[tool.name] ?? {},
-      vault: ctx.layout.root,
-    });
-  } catch (error) {
-    ctx.logger.warn({ err: error, tool: tool.name }, 'preview failed');
-    return undefined;
-  }
+/**
+ * Whether a finished call with side effects may have taken effect, as the executor judged it
+ * (success, a timeout, a failure the tool did not mark as before acting); unknown counts as yes.
+ */
+function mayHaveTakenEffect(result: ToolResult): boolean {
+  return result.metadata.may_have_acted !== false;
+}
+
+function folderOf(ctx: PipelineContext, kind: FolderKind): string {
+  const l = ctx.layout;
+  return {
+    inbox: l.inbox,
+    pending: l.pending,
+    approved: l.approved,
+    rejected: l.rejected,
+    in_progress: l.inProgress,
+  }[kind];
+}
+
+/**
+ * Whether a call that already has a result in the note runs again: an error or rejection whose
+ * call now has other parameters (the agent fixed it). A success never runs twice; an interrupted
+ * call never runs again without a human.
+ */
+function mayRunAgain(
+  previous: { readonly status: string; readonly argsHash?: string | undefined },
+  args: Record<string, unknown> | undefined,
+): boolean {
+  if (previous.status !== 'error' && previous.status !== 'rejected') return false;
+  if (args === undefined) return previous.argsHash !== undefined;
+  return previous.argsHash !== undefined && previous.argsHash !== hashArguments(args);
+}
+
+function interruptedResult(found: FoundCall, effects: Effects): ToolResult {
+  return makePipelineResult({
+    id: found.id,
+    name: found.name,
+    status: 'interrupted',
+    code: 'INTERRUPTED',
+    message:
+      'vaultd stopped while this call ran, so it may or may not have taken effect; it was not re-run. Check its effect; to run it again, delete this result and move the note back to the inbox (a human will be asked), or write a new call with a new id.',
+    safety: effects.safety,
+  });
 }
 
 function invalidBlockResult(block: InvalidBlock): ToolResult {
@@ -338,15 +638,4 @@ function invalidBlockResult(block: InvalidBlock): ToolResult {
       ? `the fenced block at ${where} is not closed; close it with a fence line of at least as many backticks, then move the note back to the inbox`
       : `${block.message} (block at ${where})`,
   });
-}
-
-function isToolResult(value: unknown, id: string): value is ToolResult {
-  if (value === null || typeof value !== 'object') return false;
-  const r = value as Partial<ToolResult>;
-  return (
-    r.id === id &&
-    typeof r.name === 'string' &&
-    typeof r.status === 'string' &&
-    typeof r.content === 'string'
-  );
 }

@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import {
   renderApprovalSection,
   APPROVAL_HEADING as APPROVAL_SECTION,
@@ -7,7 +7,7 @@ import {
 import type { WriteBackEdit } from '../note/index.ts';
 import type { ParsedNote } from '../note/types.ts';
 import type { ToolResult } from '../protocol/types.ts';
-import { writeFileAtomic } from '../vault/index.ts';
+import { writeInVault } from '../vault/vault-writer.ts';
 import type { PipelineContext } from './context.ts';
 import { noteKey } from './note-key.ts';
 import { readNote } from './read-note.ts';
@@ -21,10 +21,21 @@ export interface NoteStamp {
   readonly size: number;
 }
 
+/** What {@link writeBack} wrote. */
+export interface WrittenNote {
+  /** The note's text now. */
+  readonly text: string;
+  /** Its modification time and size now. */
+  readonly stamp: NoteStamp;
+  /** Whether someone else changed the note while its calls ran (the edit went into their text). */
+  readonly changedExternally: boolean;
+}
+
 /**
  * Write a note's new results, its Approval section and its front-matter keys into the note as it
- * is on disk now (a human may have edited it while the calls ran), atomically.
- * @returns the text written, or null when the note became unreadable meanwhile.
+ * is on disk now (a human may have edited it while the calls ran), atomically, through the vault's
+ * one writer.
+ * @returns what was written, or null when the note became unreadable meanwhile.
  */
 export async function writeBack(
   ctx: PipelineContext,
@@ -36,13 +47,13 @@ export async function writeBack(
   pending: readonly PendingCall[],
   sideEffects: boolean,
   unfinished = false,
-): Promise<string | null> {
+): Promise<WrittenNote | null> {
   // Results go into the note as it is on disk now: a human may have edited it while calls ran.
   // Unchanged modification time and size mean the text we parsed, without reading it again.
-  const now = await stat(path);
+  const now = await lstat(path);
   let current = originalText;
   if (now.mtimeMs !== stamp.mtimeMs || now.size !== stamp.size) {
-    const read = await readNote(path, Number.MAX_SAFE_INTEGER);
+    const read = await readNote(path, ctx.config.max_note_bytes * 2);
     if (read.kind !== 'text') {
       ctx.logger.error(
         { note: noteKey(ctx, path), reason: read.kind },
@@ -58,7 +69,14 @@ export async function writeBack(
     results,
     section: {
       heading: APPROVAL_HEADING,
-      body: pending.length > 0 ? renderApprovalSection([...pending]) : null,
+      body:
+        pending.length > 0
+          ? renderApprovalSection([...pending], {
+              approvedFolder: ctx.config.folders.approved,
+              rejectedFolder: ctx.config.folders.rejected,
+              expireAfterMs: ctx.config.approval.expire_after_ms,
+            })
+          : null,
     },
     frontMatter: {
       status: unfinished
@@ -79,8 +97,9 @@ export async function writeBack(
     },
   };
   const text = await ctx.notes.edit(current, edit);
-  if (text === current) return text;
-  const before = await stat(path);
+  const changedExternally = current !== originalText;
+  if (text === current) return { text, stamp, changedExternally };
+  const before = await lstat(path);
   if (before.mtimeMs !== stamp.mtimeMs || before.size !== stamp.size) {
     // Edited again between our read and now: start over on the newer text.
     return writeBack(
@@ -97,8 +116,12 @@ export async function writeBack(
   }
   // The folder's fsync makes the rename durable; without side effects a power cut that loses it
   // only means the note's read-only calls run again, so it is skipped.
-  await writeFileAtomic(path, text, { fsyncDir: sideEffects, mode: before.mode & 0o7777 });
-  return text;
+  await writeInVault(ctx.layout.root, path, text, {
+    fsyncDir: sideEffects,
+    mode: before.mode & 0o7777,
+  });
+  const after = await lstat(path);
+  return { text, stamp: { mtimeMs: after.mtimeMs, size: after.size }, changedExternally };
 }
 
 function countResults(

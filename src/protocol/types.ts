@@ -104,8 +104,29 @@ export interface ResultMetadata {
   readonly attempts: number;
   readonly cached: boolean;
   readonly finished_at: string;
-  /** Arguments as the human modified them, when `approved_by` is `human-modified`. */
+  /** The agent's arguments, when `approved_by` is `human-modified`. */
   readonly original_arguments?: Record<string, unknown>;
+  /** Who let the call run and through which channel (SPEC section 5). */
+  readonly decided_by?: {
+    /** `tick`, `move`, `cli`, `http` (a human), `policy`, `grant` or `auto`. */
+    readonly channel: string;
+    /** `human` in the vault, a user name for the CLI, `api` for HTTP; null without a human. */
+    readonly by: string | null;
+    /** The approval request a human decided. */
+    readonly request: string | null;
+    /** The policy rule or grant. */
+    readonly rule: string | null;
+  };
+  /** Set when this result was recorded earlier and written again instead of running the call twice. */
+  readonly replay?: { readonly note: string | null; readonly finished_at: string | null };
+  /** Hash of the normalised arguments the call ran with. */
+  readonly arguments_hash?: string;
+  /**
+   * For a tool with side effects: whether the call may have acted (false only when it failed
+   * before acting, as the tool said, or never started). A call that may have acted is never run
+   * again without a human.
+   */
+  readonly may_have_acted?: boolean;
 }
 
 /** One result per call; `success` is true exactly when `status` is `success`, then `error` is null. */

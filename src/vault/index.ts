@@ -15,12 +15,29 @@ export {
   type VaultLayout,
 } from './layout.ts';
 export {
+  callKey,
   Ledger,
   LEDGER_FILE_NAME,
-  type LedgerCall,
+  type LedgerEntry,
   type LedgerIntent,
   type LedgerOptions,
 } from './ledger.ts';
+export { Journal, type JournalDamage, type OpenedJournal } from './journal.ts';
+export {
+  claimNote,
+  claimedName,
+  isClaimedByOther,
+  readClaimedName,
+  type ClaimName,
+} from './claim.ts';
+export {
+  bootId,
+  isProcessAlive,
+  processStart,
+  selfIdentity,
+  type ProcessIdentity,
+} from './process-identity.ts';
+export { appendInVault, assertInsideVault, writeInVault } from './vault-writer.ts';
 export {
   acquireLock,
   LOCK_FILE_NAME,
@@ -29,8 +46,7 @@ export {
   type LockInfo,
   type VaultLock,
 } from './lock.ts';
-export { claimNote, moveNoOverwrite, suffixedName, type MoveOptions } from './move.ts';
-// The lead adds the watcher, scan and queue exports below.
+export { moveNoOverwrite, recoverInterruptedMove, suffixedName, type MoveOptions } from './move.ts';
 export { isNoteFile } from './note-files.ts';
 export { listNotes } from './scan.ts';
 export {

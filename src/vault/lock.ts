@@ -1,9 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, open, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errnoCode, isVanished, toVaultIoError } from './fs-errors.ts';
+import { isProcessAlive, selfIdentity } from './process-identity.ts';
 
 /** What the lock file holds. */
 export interface LockInfo {
@@ -12,6 +13,10 @@ export interface LockInfo {
   readonly started_at: string;
   /** Tells this holder from a later process that got the same pid. */
   readonly token: string;
+  /** The holder's start time in clock ticks since boot, when known: a reused pid is not it. */
+  readonly start?: number | null;
+  /** The kernel boot id when the lock was taken: a lock from an earlier boot is stale. */
+  readonly boot?: string;
 }
 
 /** A held lock on a vault. */
@@ -19,6 +24,13 @@ export interface VaultLock {
   /** Absolute path of the lock file. */
   readonly path: string;
   readonly info: LockInfo;
+  /**
+   * Whether the lock file is still ours: `held`, `gone` (deleted, or its folder), or `replaced`
+   * (another process wrote its own).
+   */
+  check(): Promise<'held' | 'gone' | 'replaced'>;
+  /** Write our lock file again after it was deleted; false when another process took it. */
+  restore(): Promise<boolean>;
   /** Remove the lock file if it is still ours; safe to call twice. */
   release(): Promise<void>;
 }
@@ -71,11 +83,14 @@ export async function acquireLock(stateDir: string): Promise<VaultLock> {
   } catch (error) {
     throw toVaultIoError('mkdir', stateDir, error);
   }
+  const self = selfIdentity();
   const info: LockInfo = {
     pid: process.pid,
     hostname: hostname(),
     started_at: new Date().toISOString(),
     token: randomUUID(),
+    start: self.start,
+    boot: self.boot,
   };
   const text = `${JSON.stringify(info)}\n`;
   const deadline = Date.now() + ACQUIRE_DEADLINE_MS;
@@ -114,9 +129,20 @@ export async function readLock(
 function holdLock(path: string, info: LockInfo): VaultLock {
   held.add(path);
   let released = false;
+  const text = `${JSON.stringify(info)}\n`;
   return {
     path,
     info,
+    async check() {
+      const current = await readLockText(path).catch(() => null);
+      if (current === null) return 'gone';
+      return parseLockInfo(current)?.token === info.token ? 'held' : 'replaced';
+    },
+    async restore() {
+      if (released) return false;
+      await mkdir(dirname(path), { recursive: true });
+      return createExclusive(path, text);
+    },
     async release() {
       if (released) return;
       released = true;
@@ -217,6 +243,8 @@ function parseLockInfo(text: string): LockInfo | null {
       hostname: value.hostname,
       started_at: typeof value.started_at === 'string' ? value.started_at : 'at an unknown time',
       token: typeof value.token === 'string' ? value.token : '',
+      start: typeof value.start === 'number' ? value.start : null,
+      boot: typeof value.boot === 'string' ? value.boot : '',
     };
   } catch {
     return null;
@@ -227,7 +255,13 @@ function isHolderAlive(holder: LockInfo, path: string): boolean {
   if (holder.hostname !== hostname()) return true;
   // Same pid as ours but not held by us: a previous run that got the same pid (pid 1 in a container).
   if (holder.pid === process.pid) return held.has(path);
-  return isPidAlive(holder.pid);
+  // pid, start time and boot id: a pid reused after a reboot or by another program is not the holder.
+  return isProcessAlive({
+    pid: holder.pid,
+    hostname: holder.hostname,
+    start: holder.start ?? null,
+    boot: holder.boot ?? '',
+  });
 }
 
 function isPidAlive(pid: number): boolean {

@@ -1,9 +1,10 @@
 import { constants } from 'node:fs';
-import { copyFile, link, lstat, rename, unlink } from 'node:fs/promises';
+import { copyFile, link, lstat, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { fsyncDirectory } from './fsync-dir.ts';
 import { errnoCode, isVanished, toVaultIoError } from './fs-errors.ts';
 import type { VaultLayout } from './layout.ts';
+import { readClaimedName } from './claim.ts';
 
 /** Options of {@link moveNoOverwrite}. */
 export interface MoveOptions {
@@ -168,16 +169,48 @@ async function exists(path: string): Promise<boolean> {
 }
 
 /**
- * Claim a note for processing: move it into `In_Progress/` under its own name or a free suffix.
- * @param src absolute path of the note (in the inbox or a decision folder).
+ * Finish a move that a kill cut short between its two steps: the note in `In_Progress/` has a
+ * second name in one of the folders a note moves to (its original name or a numbered suffix of
+ * it). That name is kept and the `In_Progress/` one removed.
+ * @param path absolute path of the note in `In_Progress/`, with more than one link.
  * @param layout the vault's folders.
- * @param options `fsync` (default false).
- * @returns the note's new absolute path, or null when another process took it first.
+ * @returns the note's path in its folder, or null when no second name was found there.
  */
-export function claimNote(
-  src: string,
+export async function recoverInterruptedMove(
+  path: string,
   layout: VaultLayout,
-  options: MoveOptions = {},
 ): Promise<string | null> {
-  return moveNoOverwrite(src, layout.inProgress, basename(src), options);
+  let ino: number;
+  let dev: number;
+  try {
+    const here = await lstat(path);
+    ino = here.ino;
+    dev = here.dev;
+  } catch (error) {
+    if (isVanished(error)) return null;
+    throw toVaultIoError('stat', path, error);
+  }
+  const name = readClaimedName(basename(path)).original;
+  for (const dir of [layout.done, layout.failed, layout.pending, layout.rejected]) {
+    // A handful of names: the move takes the first free suffix, and a crash stops at one.
+    for (let attempt = 0; attempt < 64; attempt++) {
+      const candidate = join(dir, suffixedName(name, attempt));
+      let found;
+      try {
+        found = await stat(candidate);
+      } catch (error) {
+        if (isVanished(error)) break;
+        throw toVaultIoError('stat', candidate, error);
+      }
+      if (found.ino === ino && found.dev === dev) {
+        try {
+          await unlink(path);
+        } catch (error) {
+          if (!isVanished(error)) throw toVaultIoError('unlink', path, error);
+        }
+        return candidate;
+      }
+    }
+  }
+  return null;
 }

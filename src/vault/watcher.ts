@@ -17,8 +17,11 @@ export type FolderKind = 'inbox' | 'pending' | 'approved' | 'rejected' | 'in_pro
 export interface WatcherOptions {
   readonly folders: readonly WatchedFolder[];
   readonly logger: Logger;
-  /** Called for every note that appeared or changed; must not throw. */
-  readonly onNote: (path: string, kind: FolderKind) => void;
+  /**
+   * Called for every note that appeared (`rename`: created or moved in) or changed in place
+   * (`change`); must not throw.
+   */
+  readonly onNote: (path: string, kind: FolderKind, event: 'rename' | 'change') => void;
 }
 
 /** A running watcher: a hint only, the reconcile scan is the source of truth. */
@@ -62,13 +65,13 @@ export function startWatcher(options: WatcherOptions): Watcher {
         },
       },
     );
-    const report = (path: string): void => {
+    const report = (path: string, event: 'rename' | 'change'): void => {
       if (!isNoteFile(path)) return;
       const kind = kinds.get(dirname(path));
-      if (kind) options.onNote(path, kind);
+      if (kind) options.onNote(path, kind, event);
     };
-    watcher.on('add', report);
-    watcher.on('change', report);
+    watcher.on('add', (path) => report(path, 'rename'));
+    watcher.on('change', (path) => report(path, 'change'));
     watcher.on('error', (error) => options.logger.error({ err: error }, 'watcher error'));
     ready = new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
     chokidar = watcher;
@@ -83,9 +86,13 @@ export function startWatcher(options: WatcherOptions): Watcher {
 }
 
 function watchInbox(folder: WatchedFolder, options: WatcherOptions): FolderWatcher {
-  const watcher = watchFolder(folder.path, { persistent: true }, (_event, name) => {
+  const watcher = watchFolder(folder.path, { persistent: true }, (event, name) => {
     if (typeof name === 'string' && isNoteFile(name))
-      options.onNote(join(folder.path, name), folder.kind);
+      options.onNote(
+        join(folder.path, name),
+        folder.kind,
+        event === 'change' ? 'change' : 'rename',
+      );
   });
   watcher.on('error', (error) =>
     options.logger.error(

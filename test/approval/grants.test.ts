@@ -20,61 +20,81 @@ describe('GrantStore', () => {
     const store = GrantStore.open(stateDir);
     assert.equal(store.has('send_notification'), false);
     assert.deepEqual(store.list(), []);
-    const grant = store.add('send_notification', {
+    const grant = await store.add('send_notification', {
       by: 'human',
+      channel: 'tick',
       note: 'Pending_Approval/a.md',
+      request: 'apr_aaaaaaaaaaaaaaaaaaaaaaaaaa',
       now: new Date('2026-11-21T10:00:00Z'),
     });
     assert.deepEqual(grant, {
+      rule: 'send_notification',
       tool: 'send_notification',
       granted_at: '2026-11-21T10:00:00.000Z',
       by: 'human',
+      channel: 'tick',
       note: 'Pending_Approval/a.md',
+      request: 'apr_aaaaaaaaaaaaaaaaaaaaaaaaaa',
     });
     const saved = JSON.parse(await readFile(join(stateDir, 'grants.json'), 'utf8'));
-    assert.deepEqual(saved, { version: 1, grants: [grant] });
+    assert.deepEqual(saved, { version: 2, grants: [grant] });
     assert.deepEqual(await readdir(stateDir), ['grants.json'], 'no temp file left behind');
   });
 
-  it('persists grants across instances and lists them sorted by tool', () => {
+  it('persists grants across instances and lists them sorted by rule', async () => {
     const first = GrantStore.open(stateDir);
-    first.add('write_file', { by: 'cli' });
-    first.add('git_push', { by: 'human', note: 'n.md' });
+    await first.add('write_file', { by: 'alice', channel: 'cli' });
+    await first.add('git_push', { by: 'human', note: 'n.md' });
     const second = GrantStore.open(stateDir);
     assert.deepEqual(
-      second.list().map((g) => [g.tool, g.by, g.note]),
+      second.list().map((g) => [g.rule, g.by, g.note]),
       [
         ['git_push', 'human', 'n.md'],
-        ['write_file', 'cli', null],
+        ['write_file', 'alice', null],
       ],
     );
     assert.equal(second.has('write_file'), true);
   });
 
-  it('sees a revoke made by another instance (the CLI) without an explicit reload', () => {
-    const daemon = GrantStore.open(stateDir);
-    daemon.add('send_notification', { by: 'human' });
-    assert.equal(daemon.has('send_notification'), true);
-    const cli = GrantStore.open(stateDir);
-    assert.equal(cli.revoke('send_notification'), true);
-    assert.equal(cli.revoke('send_notification'), false);
-    assert.equal(daemon.has('send_notification'), false);
+  it('matches a scoped grant like a strict allow rule, and a bare one for the whole tool', async () => {
+    const store = GrantStore.open(stateDir);
+    await store.add('write_file(path:Notes/*)', { by: 'human' });
+    const call = (path: unknown) => ({ name: 'write_file', arguments: { path } });
+    assert.equal(store.match(call('Notes/a.md'))?.rule, 'write_file(path:Notes/*)');
+    assert.equal(store.match(call('Secrets/a.md')), undefined);
+    assert.equal(store.match(call(['Notes/a.md', 'Secrets/b.md'])), undefined, 'every element');
+    assert.equal(store.match(call('Notes/a.md\n../x')), undefined, 'no control characters');
+    assert.equal(store.has('write_file'), false, 'a scoped grant is not the whole tool');
+    await store.add('write_file', { by: 'human' });
+    assert.equal(store.match(call('Secrets/a.md'))?.rule, 'write_file');
   });
 
-  it('keeps grants added by another instance when adding its own', () => {
+  it('sees a revoke made by another instance (the CLI) without an explicit reload', async () => {
+    const daemon = GrantStore.open(stateDir);
+    await daemon.add('send_notification', { by: 'human' });
+    await daemon.add('send_notification(recipient:*@example.com)', { by: 'human' });
+    assert.equal(daemon.has('send_notification'), true);
+    const cli = GrantStore.open(stateDir);
+    assert.equal(await cli.revoke('send_notification'), 2, 'a tool name revokes all its grants');
+    assert.equal(await cli.revoke('send_notification'), 0);
+    assert.equal(daemon.has('send_notification'), false);
+    assert.deepEqual(daemon.list(), []);
+  });
+
+  it('keeps grants added by another instance when adding its own', async () => {
     const a = GrantStore.open(stateDir);
     const b = GrantStore.open(stateDir);
-    a.add('write_file', { by: 'human' });
-    b.add('git_push', { by: 'cli' });
+    await a.add('write_file', { by: 'human' });
+    await b.add('git_push', { by: 'cli' });
     assert.deepEqual(
       a.list().map((g) => g.tool),
       ['git_push', 'write_file'],
     );
   });
 
-  it('sees a hand edit of the file, and a deleted file means no grants', async () => {
+  it('reads the version 1 file of earlier releases, sees hand edits, and a deleted file means no grants', async () => {
     const store = GrantStore.open(stateDir);
-    store.add('write_file', { by: 'human' });
+    await store.add('write_file', { by: 'human' });
     await writeFile(
       join(stateDir, 'grants.json'),
       JSON.stringify({ version: 1, grants: [{ tool: 'delete_file' }] }),
@@ -82,7 +102,15 @@ describe('GrantStore', () => {
     assert.equal(store.has('write_file'), false);
     assert.equal(store.has('delete_file'), true);
     assert.deepEqual(store.list(), [
-      { tool: 'delete_file', granted_at: '', by: 'unknown', note: null },
+      {
+        rule: 'delete_file',
+        tool: 'delete_file',
+        granted_at: '',
+        by: 'unknown',
+        channel: 'tick',
+        note: null,
+        request: null,
+      },
     ]);
     await rm(join(stateDir, 'grants.json'));
     assert.equal(store.has('delete_file'), false);
@@ -99,24 +127,25 @@ describe('GrantStore', () => {
       },
     );
     await writeFile(join(root, 'grants.json'), '{"grants": [{"tool": "Not A Tool"}]}');
-    assert.throws(() => GrantStore.open(root), /grants\[0\] has no valid "tool" name/);
+    assert.throws(() => GrantStore.open(root), /grants\[0\] "Not A Tool"/);
   });
 
   it('fails closed when the file breaks while running, and will not overwrite it', async () => {
     const store = GrantStore.open(stateDir);
-    store.add('write_file', { by: 'human' });
+    await store.add('write_file', { by: 'human' });
     await writeFile(join(stateDir, 'grants.json'), 'garbage');
     assert.equal(store.has('write_file'), false);
     assert.match(store.problem ?? '', /not valid JSON/);
-    assert.throws(() => store.add('git_push', { by: 'human' }), /fix or delete the file/);
+    await assert.rejects(store.add('git_push', { by: 'human' }), /fix or delete the file/);
     assert.equal(await readFile(join(stateDir, 'grants.json'), 'utf8'), 'garbage');
-    await writeFile(join(stateDir, 'grants.json'), '{"version": 1, "grants": []}');
+    await writeFile(join(stateDir, 'grants.json'), '{"version": 2, "grants": []}');
     store.reload();
     assert.equal(store.problem, null);
   });
 
-  it('grants one tool by name, never a glob', () => {
+  it('grants one tool, never a glob of tools', async () => {
     const store = GrantStore.open(stateDir);
-    assert.throws(() => store.add('send_*', { by: 'human' }), /not a tool name/);
+    await assert.rejects(store.add('send_*', { by: 'human' }), /names one tool/);
+    await assert.rejects(store.add('write_file(path', { by: 'human' }), /closing/);
   });
 });

@@ -126,7 +126,8 @@ describe('evaluatePolicy', () => {
       'search_web',
       'list_*',
       'create_directory(depth:3)',
-      'tag(tags:*"urgent"*)',
+      'tag(tags:urgent)',
+      'mail(to:*@example.com)',
     ],
   });
   const table: [string, Record<string, unknown>, string, string | undefined][] = [
@@ -164,7 +165,38 @@ describe('evaluatePolicy', () => {
     ['list_directory', { path: '.' }, 'allow', 'list_*'],
     ['create_directory', { depth: 3 }, 'allow', 'create_directory(depth:3)'],
     ['create_directory', { depth: 30 }, 'none', undefined],
-    ['tag', { tags: ['b', 'urgent'] }, 'allow', 'tag(tags:*"urgent"*)'],
+    // Lists are checked element by element: an allow needs every element, a deny any element.
+    ['tag', { tags: ['urgent'] }, 'allow', 'tag(tags:urgent)'],
+    ['tag', { tags: ['b', 'urgent'] }, 'none', undefined],
+    ['tag', { tags: [] }, 'none', undefined],
+    ['mail', { to: ['a@example.com', 'b@example.com'] }, 'allow', 'mail(to:*@example.com)'],
+    ['mail', { to: ['a@example.com', 'b@evil.com'] }, 'none', undefined],
+    [
+      'send_notification',
+      { recipient: ['a@example.com', 'm@evil.com'] },
+      'deny',
+      'send_notification(recipient:*@evil.com)',
+    ],
+    // An allow never matches a value with a control character; a deny sees through spellings.
+    ['mail', { to: 'a@example.com\nb@evil.com' }, 'none', undefined],
+    [
+      'send_notification',
+      { recipient: '\ufeffm@evil.com ' },
+      'deny',
+      'send_notification(recipient:*@evil.com)',
+    ],
+    [
+      'send_notification',
+      { recipient: 'm@ＥＶＩＬ.com' },
+      'deny',
+      'send_notification(recipient:*@evil.com)',
+    ],
+    [
+      'send_notification',
+      { recipient: 'm@ev\u200bil.com' },
+      'deny',
+      'send_notification(recipient:*@evil.com)',
+    ],
     ['SEARCH_WEB', {}, 'none', undefined],
   ];
   for (const [name, args, verdict, rule] of table) {

@@ -1,54 +1,131 @@
+import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, readFileSync, rmSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, it } from 'node:test';
-import { ApprovalRequests, REQUESTS_FILE } from '../../src/approval/requests.ts';
+import {
+  ApprovalRequests,
+  readRequests,
+  REQUEST_ID_PATTERN,
+  type RequestDecision,
+} from '../../src/approval/requests.ts';
+
+const approve = (channel: RequestDecision['channel'] = 'tick'): RequestDecision => ({
+  kind: 'approve',
+  always: false,
+  scope: null,
+  channel,
+  by: 'human',
+  at: new Date().toISOString(),
+  reason: null,
+  arguments: null,
+});
+
+const call = {
+  note: 'Pending_Approval/a.md',
+  callId: 'c1',
+  tool: 'send_notification',
+  argsHash: 'h1',
+  arguments: { recipient: 'a@example.com' },
+  reason: 'dangerous',
+  preview: null,
+  expireAfterMs: 60_000,
+};
 
 describe('ApprovalRequests', () => {
-  let dir: string;
+  let stateDir: string;
   beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'vaultd-requests-'));
+    stateDir = await mkdtemp(join(tmpdir(), 'vaultd-requests-'));
   });
-  afterEach(() => rm(dir, { recursive: true, force: true }));
+  afterEach(async () => {
+    await rm(stateDir, { recursive: true, force: true });
+  });
 
-  const call = { id: 'c1', name: 'danger_zone', arguments: { target: 'a', n: { y: 1, x: 2 } } };
-
-  it('finds a recorded call by id, tool and arguments (key order does not count), nothing else', () => {
-    const store = ApprovalRequests.open(join(dir, '.vaultd'));
-    assert.equal(store.find(call), undefined);
-    const at = new Date('2026-01-02T03:04:05.000Z');
-    assert.equal(store.record(call, at).requested_at, at.toISOString());
-    assert.equal(
-      store.find({ ...call, arguments: { n: { x: 2, y: 1 }, target: 'a' } })?.requested_at,
-      at.toISOString(),
+  it('gives each request a fresh random id and keeps it pending until decided', async () => {
+    const store = await ApprovalRequests.open(stateDir);
+    const a = await store.create(call);
+    const b = await store.create(call);
+    assert.match(a.id, REQUEST_ID_PATTERN);
+    assert.notEqual(a.id, b.id);
+    assert.equal(a.state, 'pending');
+    assert.equal(Date.parse(a.expiresAt) - Date.parse(a.requestedAt), 60_000);
+    assert.deepEqual(
+      store.pending().map((r) => r.id),
+      [a.id, b.id],
     );
-    assert.equal(store.find({ ...call, arguments: { target: 'b', n: { y: 1, x: 2 } } }), undefined);
-    assert.equal(store.find({ ...call, name: 'other_tool' }), undefined);
-    assert.equal(store.find({ ...call, id: 'c2' }), undefined);
-    assert.equal(store.requestedAt('c1'), at.toISOString());
+    await store.close();
   });
 
-  it('keeps the first request time when a call is recorded again, and survives a reopen', () => {
-    const state = join(dir, '.vaultd');
-    const first = ApprovalRequests.open(state).record(call, new Date('2026-01-01T00:00:00Z'));
-    ApprovalRequests.open(state).record(call, new Date('2027-01-01T00:00:00Z'));
-    const reopened = ApprovalRequests.open(state);
-    assert.equal(reopened.find(call)?.requested_at, first.requested_at);
-    assert.equal(readFileSync(join(state, REQUESTS_FILE), 'utf8').trim().split('\n').length, 1);
+  it('counts a decision once, only for a pending request, and survives a reopen', async () => {
+    const store = await ApprovalRequests.open(stateDir);
+    const request = await store.create(call);
+    const first = await store.decide(request.id, approve());
+    assert.equal(first.ok, true);
+    const again = await store.decide(request.id, approve('cli'));
+    assert.deepEqual(again, {
+      ok: false,
+      problem: 'no pending approval for this call (the request is approved)',
+    });
+    await store.setState(request.id, 'consumed');
+    const replay = await store.decide(request.id, approve());
+    assert.equal(replay.ok, false);
+    const unknown = await store.decide('apr_zzzzzzzzzzzzzzzzzzzzzzzzzz', approve());
+    assert.deepEqual(unknown, { ok: false, problem: 'no pending approval for this call' });
+    await store.close();
+
+    const reopened = await ApprovalRequests.open(stateDir);
+    const read = reopened.get(request.id);
+    assert.equal(read?.state, 'consumed');
+    assert.equal(read?.decision?.channel, 'tick');
+    await reopened.close();
   });
 
-  it('skips a torn or foreign line, and sees lines another writer added or a deleted file', () => {
-    const state = join(dir, '.vaultd');
-    const store = ApprovalRequests.open(state);
-    store.record(call);
-    appendFileSync(join(state, REQUESTS_FILE), 'not json\n{"id": "c9", "name": "x", "ar');
-    const other = { id: 'c3', name: 'danger_zone', arguments: {} };
-    ApprovalRequests.open(state).record(other);
-    assert.ok(store.find(other), 'a change by another writer is read');
-    assert.ok(store.find(call));
-    rmSync(join(state, REQUESTS_FILE));
-    assert.equal(store.find(call), undefined, 'a lost file only means asking again');
+  it('expires a request past its time: a late decision does not count', async () => {
+    const store = await ApprovalRequests.open(stateDir);
+    const request = await store.create({
+      ...call,
+      expireAfterMs: 1000,
+      now: new Date(Date.now() - 5000),
+    });
+    const late = await store.decide(request.id, approve());
+    assert.deepEqual(late, { ok: false, problem: 'the approval expired' });
+    assert.equal(store.get(request.id)?.state, 'expired');
+    const other = await store.create({
+      ...call,
+      expireAfterMs: 1000,
+      now: new Date(Date.now() - 5000),
+    });
+    const due = await store.expireDue();
+    assert.deepEqual(
+      due.map((r) => r.id),
+      [other.id],
+    );
+    await store.close();
+  });
+
+  it('keeps a damaged file aside as evidence and reads what it can', async () => {
+    const store = await ApprovalRequests.open(stateDir);
+    const request = await store.create(call);
+    await store.close();
+    await appendFile(join(stateDir, 'approval-requests.jsonl'), 'garbage line\n{"t":"state"}\n');
+    const reopened = await ApprovalRequests.open(stateDir);
+    assert.equal(reopened.get(request.id)?.state, 'pending');
+    assert.equal(reopened.damage?.badLines, 2);
+    assert.match(await readFile(reopened.damage?.keptAt ?? '', 'utf8'), /garbage line/);
+    await reopened.close();
+  });
+
+  it('lets another process read the requests without writing anything', async () => {
+    const store = await ApprovalRequests.open(stateDir);
+    const request = await store.create(call);
+    await store.decide(request.id, approve('http'));
+    const seen = await readRequests(stateDir);
+    assert.deepEqual(
+      seen.map((r) => [r.id, r.state, r.decision?.channel]),
+      [[request.id, 'approved', 'http']],
+    );
+    assert.deepEqual(await readRequests(join(stateDir, 'nowhere')), []);
+    await mkdir(join(stateDir, 'x'));
+    await store.close();
   });
 });

@@ -152,9 +152,22 @@ describe('parseApprovalSection', () => {
       name: 'send_notification',
       arguments: mail.arguments,
       requestedAt: mail.requestedAt,
+      nonce: null,
       decision: 'none',
       problems: [],
     });
+  });
+
+  it('carries the nonce of the request a call waits on, and a scoped always-allow rule', () => {
+    const withNonce = note(renderApprovalSection([{ ...mail, nonce: 'apr_abc' }]));
+    assert.equal(parseApprovalSection(withNonce).get('call_mail')?.nonce, 'apr_abc');
+    const scoped = withNonce.replace(
+      '- [ ] always allow send_notification',
+      '- [x] always allow send_notification(recipient:*@Example.com)',
+    );
+    const decision = parseApprovalSection(scoped).get('call_mail');
+    assert.equal(decision?.decision, 'always');
+    assert.equal(decision?.grantScope, 'send_notification(recipient:*@Example.com)');
   });
 
   it('reads approve on one call and reject with a reason on another', () => {

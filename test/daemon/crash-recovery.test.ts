@@ -37,7 +37,7 @@ describe('kill -9 between a finished call and the write-back', () => {
     await waitFor(
       async () =>
         existsSync(ledger) &&
-        /"type":"done"[^\n]*"callId":"quick"/.test(await readFile(ledger, 'utf8')) &&
+        /"t":"done","k":"id:quick:/.test(await readFile(ledger, 'utf8')) &&
         /start slow/.test(await readFile(sideLog, 'utf8')),
     );
     daemon.child.kill('SIGKILL');

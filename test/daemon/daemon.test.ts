@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
   callBlock,
+  claimedPath,
   note,
   resultsOf,
   startPluginDaemon,
@@ -147,8 +148,7 @@ describe('vaultd run: a daemon child process on a temp vault', () => {
 
   it('keeps a human edit made while a slow call runs, and the result', async () => {
     await vault.drop('edit.md', note('Edit', callBlock('slow_echo', { text: 'slow', ms: 1500 })));
-    const path = join(vault.root, 'In_Progress', 'edit.md');
-    await waitFor(() => existsSync(path));
+    const path = await waitFor(() => claimedPath(vault, 'edit.md'));
     const text = await readFile(path, 'utf8');
     await writeFile(path, text.replace('# Edit', '# Edit\n\nA line the human typed meanwhile.'));
     await inFolder('edit.md', 'Done');

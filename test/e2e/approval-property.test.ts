@@ -80,6 +80,8 @@ interface Model {
   name: string;
   /** By call id. */
   calls: Map<string, Expected>;
+  /** Targets of the calls of a note that came with a forged, pre-ticked Approval section. */
+  forged?: Map<string, string>;
 }
 
 describe(
@@ -233,10 +235,25 @@ describe(
         // Some agents forge their own approval: a pre-ticked Approval section in the note they drop.
         const forged = explicit && random() < 0.4 ? forgedSection(n, count) : '';
         await vault.drop(name, `---\ntitle: Prop ${n}\n---\n${blocks.join('\n\n')}\n${forged}`);
-        models.push({ name, calls: new Map() });
+        const forgedCalls =
+          forged === ''
+            ? undefined
+            : new Map(Array.from({ length: count }, (_, c) => [`n${n}-c${c}`, `n${n}c${c}`]));
+        models.push({ name, calls: new Map(), ...(forgedCalls ? { forged: forgedCalls } : {}) });
       }
       // Learn the ids (derived ones too) from the Approval sections vaultd writes.
       for (const model of models) {
+        if (model.forged !== undefined) {
+          // A pre-ticked box in a note vaultd never asked about is refused outright.
+          await waitFor(async () => (await foldersOf(vault, model.name))[0] === 'Rejected', {
+            timeoutMs: 30_000,
+            message: why(`${model.name} with a forged approval rejected`),
+          });
+          for (const [id, target] of model.forged) {
+            model.calls.set(id, { original: target, rejected: true });
+          }
+          continue;
+        }
         const shown = await waitFor(
           async () => {
             const where = await foldersOf(vault, model.name);

@@ -465,7 +465,7 @@ describe('e2e: human approval through the daemon (issue 5)', { timeout: 120_000 
     assert.equal(missing.code, 1);
   });
 
-  it('never takes an Approval section written by the agent for a human decision', async () => {
+  it('refuses a ticked Approval section written by the agent: REJECTED, never run', async () => {
     // An agent that pre-ticks its own approval in the note it drops into the inbox.
     const forged = [
       '## Approval',
@@ -498,16 +498,12 @@ describe('e2e: human approval through the daemon (issue 5)', { timeout: 120_000 
       'forged.md',
       note('Forged', callBlock('danger_zone', { target: 'forged' }, 'forged-1'), forged),
     );
-    const pending = await waitPending(vault, 'forged.md');
-    assert.deepEqual(pendingIds(pending), ['forged-1']);
-    assert.equal(resultsOf(pending).length, 0);
+    // A ticked box in a note vaultd is not waiting on is refused outright: no pending approval.
+    const rejected = await waitInFolder(vault, 'forged.md', 'Rejected');
+    const [result] = resultsOf(rejected);
+    assert.equal(result?.status, 'rejected');
+    assert.match(String(result?.content), /no pending approval for this call/);
     assert.ok(!(await readLines(dangerLog)).includes('forged'));
-    await moveNote(vault, 'forged.md', 'Pending_Approval', 'Rejected');
-    await waitFor(async () =>
-      resultsOf(await waitInFolder(vault, 'forged.md', 'Rejected')).some(
-        (r) => r.status === 'rejected',
-      ),
-    );
   });
 
   it('keeps a pending note across a restart and runs the call approved while the daemon was down', async () => {

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { ApprovalGate, type Authorization } from '../../src/approval/gate.ts';
+import { compilePolicy } from '../../src/approval/policy.ts';
+import { ApprovalRequests } from '../../src/approval/requests.ts';
 import { Executor } from '../../src/execute/index.ts';
-import type { ApprovalHandler, ApprovalRequest } from '../../src/execute/index.ts';
+import { hashArguments } from '../../src/protocol/hash-arguments.ts';
 import { capturingLogger, registryWith } from './helpers.ts';
 
 function notifier() {
@@ -15,7 +21,6 @@ function notifier() {
       method: { type: 'string', enum: ['email', 'slack'], default: 'email' },
     },
     required: ['recipient', 'body'],
-    preview: (args) => `send "${String(args['body'])}" to ${String(args['recipient'])}`,
     handler: (args) => {
       runs.push(args);
       return { sent: true };
@@ -29,125 +34,148 @@ const call = {
   name: 'send_notification',
   arguments: { recipient: 'ops@example.com', body: 'deploy done' },
 };
+const normal = { ...call.arguments, method: 'email' };
 
-describe('Executor approval of dangerous calls', () => {
-  it('refuses a dangerous call when there is no approval handler, and never runs it', async () => {
+/** A gate with a request store in a temp folder, and a human's approval of `call`. */
+async function approvedByHuman(args: Record<string, unknown> = normal) {
+  const dir = await mkdtemp(join(tmpdir(), 'vaultd-gate-'));
+  const requests = await ApprovalRequests.open(dir);
+  const gate = new ApprovalGate({ requests });
+  const gateCall = {
+    id: call.id,
+    name: call.name,
+    arguments: normal,
+    argsHash: hashArguments(normal),
+    safety: 'dangerous' as const,
+  };
+  const request = await gate.ask({
+    note: 'Pending_Approval/a.md',
+    call: gateCall,
+    reason: 'x',
+    preview: null,
+  });
+  const decided = await gate.decide(request.id, {
+    kind: 'approve',
+    always: false,
+    scope: null,
+    channel: 'cli',
+    by: 'alice',
+    at: new Date().toISOString(),
+    reason: null,
+    arguments: null,
+  });
+  assert.ok(decided.ok);
+  const consumed = await gate.consume(
+    decided.request,
+    { ...gateCall, arguments: args, argsHash: hashArguments(args) },
+    'a.md',
+  );
+  assert.ok(consumed.ok);
+  return {
+    gate,
+    auth: consumed.auth,
+    cleanup: async () => {
+      await requests.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+describe('Executor and the approval gate', () => {
+  it('refuses a dangerous call that comes without a human decision, and never runs it', async () => {
     const { registry, runs } = notifier();
     const result = await new Executor(registry).execute(call);
     assert.equal(result.status, 'rejected');
-    assert.equal(result.success, false);
     assert.equal(result.error?.code, 'PERMISSION_DENIED');
-    assert.match(result.error?.message ?? '', /needs a human's approval/);
+    assert.match(result.error?.message ?? '', /needs a human's decision/);
     assert.equal(result.metadata.attempts, 0);
-    assert.equal(result.metadata.approved_by, null);
     assert.equal(runs.length, 0);
   });
 
-  it('runs an approved call as approved by a human, after showing a preview', async () => {
+  it('runs a call a human approved once, recording who decided and through which channel', async () => {
     const { registry, runs } = notifier();
-    const requests: ApprovalRequest[] = [];
-    const approval: ApprovalHandler = async (request) => {
-      requests.push(request);
-      return { decision: 'approved' };
-    };
-    const result = await new Executor(registry, { approval }).execute(call);
+    const { gate, auth, cleanup } = await approvedByHuman();
+    const executor = new Executor(registry, { gate });
+    const result = await executor.execute(call, { authorization: auth });
     assert.equal(result.status, 'success');
     assert.equal(result.metadata.approved_by, 'human');
-    assert.equal(requests.length, 1);
-    assert.equal(requests[0]?.preview, 'send "deploy done" to ops@example.com');
-    assert.equal(requests[0]?.tool.name, 'send_notification');
-    assert.deepEqual(runs, [
-      { recipient: 'ops@example.com', body: 'deploy done', method: 'email' },
-    ]);
-  });
-
-  it('rejects a denied call with the reason and does not run it', async () => {
-    const { registry, runs } = notifier();
-    const approval: ApprovalHandler = async () => ({ decision: 'denied', reason: 'not today' });
-    const result = await new Executor(registry, { approval }).execute(call);
-    assert.equal(result.status, 'rejected');
-    assert.equal(result.error?.code, 'REJECTED');
-    assert.match(result.error?.message ?? '', /not today/);
-    assert.equal(runs.length, 0);
-  });
-
-  it('runs a modified call with the new arguments, validated again', async () => {
-    const { registry, runs } = notifier();
-    const approval: ApprovalHandler = async () => ({
-      decision: 'modified',
-      arguments: { recipient: 'lead@example.com', body: 'deploy done (edited)', method: 'slack' },
+    assert.deepEqual(result.metadata.decided_by, {
+      channel: 'cli',
+      by: 'alice',
+      request: auth.request,
+      rule: null,
     });
-    const result = await new Executor(registry, { approval }).execute(call);
-    assert.equal(result.status, 'success');
+    assert.equal(result.metadata.arguments_hash, hashArguments(normal));
+    assert.deepEqual(runs, [normal]);
+    const again = await executor.execute(call, { authorization: auth });
+    assert.equal(again.error?.code, 'PERMISSION_DENIED', 'an authorization is redeemed once');
+    assert.equal(runs.length, 1);
+    await cleanup();
+  });
+
+  it('refuses an authorization for other arguments, one it did not issue, or a forged one', async () => {
+    const { registry, runs } = notifier();
+    const { gate, auth, cleanup } = await approvedByHuman();
+    const executor = new Executor(registry, { gate });
+    const other = await executor.execute(
+      { ...call, arguments: { recipient: 'boss@example.com', body: 'deploy done' } },
+      { authorization: auth },
+    );
+    assert.equal(other.error?.code, 'PERMISSION_DENIED');
+    const forged: Authorization = { ...auth };
+    const copied = await executor.execute(call, { authorization: forged });
+    assert.equal(copied.error?.code, 'PERMISSION_DENIED', 'a copy of a permission is not one');
+    const elsewhere = new Executor(registry);
+    const foreign = await elsewhere.execute(call, { authorization: auth });
+    assert.equal(foreign.error?.code, 'PERMISSION_DENIED', 'another gate never issued it');
+    assert.equal(runs.length, 0);
+    await cleanup();
+  });
+
+  it("runs the parameters a human edited as human-modified, with the agent's kept", async () => {
+    const { registry, runs } = notifier();
+    const edited = { recipient: 'lead@example.com', body: 'edited', method: 'slack' };
+    const { gate, auth, cleanup } = await approvedByHuman(edited);
+    const result = await new Executor(registry, { gate }).execute(
+      { ...call, arguments: edited },
+      { authorization: auth, originalArguments: call.arguments },
+    );
     assert.equal(result.metadata.approved_by, 'human-modified');
     assert.deepEqual(result.metadata.original_arguments, call.arguments);
-    assert.deepEqual(runs, [
-      { recipient: 'lead@example.com', body: 'deploy done (edited)', method: 'slack' },
-    ]);
+    assert.deepEqual(runs, [edited]);
+    await cleanup();
   });
 
-  it('gives INVALID_PARAMS for modified arguments that do not validate, and does not run', async () => {
+  it('lets policy decide: allow runs as policy, deny wins, ask needs a human', async () => {
     const { registry, runs } = notifier();
-    const approval: ApprovalHandler = async () => ({
-      decision: 'modified',
-      arguments: { recipient: 'lead@example.com', body: 'x', method: 'pigeon' },
+    const gate = new ApprovalGate({
+      policy: compilePolicy({
+        allow: ['send_notification(recipient:*@example.com)'],
+        deny: ['send_notification(recipient:boss@*)'],
+      }),
     });
-    const result = await new Executor(registry, { approval }).execute(call);
-    assert.equal(result.status, 'error');
-    assert.equal(result.error?.code, 'INVALID_PARAMS');
-    assert.match(result.error?.message ?? '', /parameter 'method' must be one of/);
-    assert.equal(runs.length, 0);
+    const executor = new Executor(registry, { gate });
+    const allowed = await executor.execute(call);
+    assert.equal(allowed.metadata.approved_by, 'policy');
+    assert.equal(allowed.metadata.decided_by?.rule, 'send_notification(recipient:*@example.com)');
+    const denied = await executor.execute({
+      ...call,
+      arguments: { recipient: 'boss@example.com', body: 'x' },
+    });
+    assert.equal(denied.error?.code, 'PERMISSION_DENIED');
+    assert.match(denied.error?.message ?? '', /deny rule/);
+    assert.equal(runs.length, 1);
   });
 
   it('does not ask about a call whose own arguments are invalid', async () => {
     const { registry, runs } = notifier();
-    let asked = 0;
-    const approval: ApprovalHandler = async () => {
-      asked += 1;
-      return { decision: 'approved' };
-    };
-    const result = await new Executor(registry, { approval }).execute({
+    const result = await new Executor(registry).execute({
       ...call,
       arguments: { recipient: 'ops@example.com' },
     });
     assert.equal(result.error?.code, 'INVALID_PARAMS');
     assert.match(result.error?.message ?? '', /missing required parameter 'body' \(string\)/);
-    assert.equal(asked, 0);
     assert.equal(runs.length, 0);
-  });
-
-  it('refuses the call when the approval handler itself fails', async () => {
-    const { registry, runs } = notifier();
-    const approval: ApprovalHandler = async () => {
-      throw new Error('inbox unreachable');
-    };
-    const result = await new Executor(registry, { approval }).execute(call);
-    assert.equal(result.status, 'rejected');
-    assert.equal(result.error?.code, 'PERMISSION_DENIED');
-    assert.match(result.error?.message ?? '', /inbox unreachable/);
-    assert.equal(runs.length, 0);
-  });
-
-  it('skips the handler for a pre-approved call and records who approved it', async () => {
-    const { registry, runs } = notifier();
-    let asked = 0;
-    const approval: ApprovalHandler = async () => {
-      asked += 1;
-      return { decision: 'denied' };
-    };
-    const executor = new Executor(registry, { approval });
-    const byPolicy = await executor.execute(call, { approvedBy: 'policy' });
-    assert.equal(byPolicy.status, 'success');
-    assert.equal(byPolicy.metadata.approved_by, 'policy');
-    const original = { recipient: 'x@example.com', body: 'before' };
-    const modified = await executor.execute(call, {
-      approvedBy: 'human-modified',
-      originalArguments: original,
-    });
-    assert.equal(modified.metadata.approved_by, 'human-modified');
-    assert.deepEqual(modified.metadata.original_arguments, original);
-    assert.equal(asked, 0);
-    assert.equal(runs.length, 2);
   });
 
   it('runs safe calls as auto, and cautious calls as auto with a warning', async () => {

@@ -292,35 +292,6 @@ describe('Executor shutdown', () => {
     await waitFor(() => executor.pending === 0, 2000, 'the queue to drain');
     assert.deepEqual(started, ['1']);
   });
-
-  it('interrupts a call waiting for approval', async () => {
-    let runs = 0;
-    const { registry } = registryWith({
-      name: 'danger',
-      safety: 'dangerous',
-      handler: () => {
-        runs += 1;
-        return 'x';
-      },
-    });
-    let asked = false;
-    const executor = new Executor(registry, {
-      approval: () => {
-        asked = true;
-        return new Promise(() => {});
-      },
-    });
-    const shutdown = new AbortController();
-    const pending = executor.execute(
-      { id: 'd', name: 'danger', arguments: {} },
-      { signal: shutdown.signal },
-    );
-    await waitFor(() => asked, 2000, 'the approval request');
-    shutdown.abort();
-    const result = await pending;
-    assert.equal(result.status, 'interrupted');
-    assert.equal(runs, 0);
-  });
 });
 
 describe('Executor metrics', () => {

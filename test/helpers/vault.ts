@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from './wait-for.ts';
 import { CONFIG_DEFAULTS } from '../../src/config/defaults.ts';
+import { readClaimedName } from '../../src/vault/claim.ts';
 
 /** The repository root. */
 export const ROOT = new URL('../..', import.meta.url).pathname;
@@ -61,9 +62,20 @@ export async function makeVault(configYaml = ''): Promise<TempVault> {
     },
     async list(folder) {
       if (!existsSync(join(root, folder))) return [];
-      return (await readdir(join(root, folder))).filter((n) => n.endsWith('.md')).sort();
+      // A claimed note carries a claim tag in In_Progress/: list it under its own name.
+      return (await readdir(join(root, folder)))
+        .filter((n) => n.endsWith('.md'))
+        .map((n) => readClaimedName(n).original)
+        .sort();
     },
-    read: (folder, name) => readFile(join(root, folder, name), 'utf8'),
+    async read(folder, name) {
+      const names = existsSync(join(root, folder)) ? await readdir(join(root, folder)) : [];
+      const actual =
+        names.find((n) => n === name) ??
+        names.find((n) => readClaimedName(n).original === name) ??
+        name;
+      return readFile(join(root, folder, actual), 'utf8');
+    },
     async whereIs(name) {
       for (const f of STATE_FOLDERS) if ((await vault.list(f)).includes(name)) return f;
       return undefined;
@@ -71,6 +83,19 @@ export async function makeVault(configYaml = ''): Promise<TempVault> {
     cleanup: () => rm(root, { recursive: true, force: true }),
   };
   return vault;
+}
+
+/**
+ * The path a note of this name has in `In_Progress/` while claimed (a claim tag is added to its
+ * name), or undefined when it is not there.
+ * @param vault the temp vault.
+ * @param name the note's own name.
+ */
+export async function claimedPath(vault: TempVault, name: string): Promise<string | undefined> {
+  const dir = join(vault.root, 'In_Progress');
+  if (!existsSync(dir)) return undefined;
+  const found = (await readdir(dir)).find((n) => readClaimedName(n).original === name);
+  return found === undefined ? undefined : join(dir, found);
 }
 
 /** A daemon child process with its output collected. */

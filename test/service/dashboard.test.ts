@@ -99,10 +99,11 @@ describe('vaultd run: Dashboard.md', () => {
     const recent = tableUnder(text, 'Recent calls');
     assert.equal(recent.length, 3, 'one row per finished call; the pending one has not run');
     const byNote = new Map(recent.map((r) => [r[4], r]));
-    assert.equal(byNote.get('In_Progress/ok-1.md')?.[1], '`slow_echo`');
-    assert.equal(byNote.get('In_Progress/ok-1.md')?.[2], 'success');
-    assert.equal(byNote.get('In_Progress/ok-2.md')?.[2], 'success');
-    assert.equal(byNote.get('In_Progress/bad.md')?.[2], 'error (INVALID_PARAMS)');
+    // Recent calls link the note where it is now, not where it was while its calls ran.
+    assert.equal(byNote.get('Done/ok-1.md')?.[1], '`slow_echo`');
+    assert.equal(byNote.get('Done/ok-1.md')?.[2], 'success');
+    assert.equal(byNote.get('Done/ok-2.md')?.[2], 'success');
+    assert.equal(byNote.get('Failed/bad.md')?.[2], 'error (INVALID_PARAMS)');
     for (const row of recent) assert.match(row[0] ?? '', /^\d{4}-\d\d-\d\dT[\d:.]+Z$/);
 
     const tools = new Map(tableUnder(text, 'Tools since start').map((r) => [r[0], r]));

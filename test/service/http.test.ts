@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { basename } from 'node:path';
+import { readClaimedName } from '../../src/vault/claim.ts';
 import { get, type IncomingMessage } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { callBlock, note, startCli, type DaemonProcess } from '../helpers/vault.ts';
@@ -111,7 +113,8 @@ describe('vaultd run: the HTTP listener', () => {
       await vault.drop('life.md', note('life', callBlock('slow_echo', { text: 'hi', ms: 50 })));
       const concerns = (e: SseEvent): boolean =>
         [e.data.payload['note'], e.data.payload['from']].some(
-          (n) => typeof n === 'string' && n.endsWith('/life.md'),
+          // While claimed the note's name in In_Progress/ carries a claim tag.
+          (n) => typeof n === 'string' && readClaimedName(basename(n)).original === 'life.md',
         );
       await waitFor(() => stream.events.some((e) => e.event === 'note.moved' && concerns(e)), {
         message: 'note.moved for life.md on the SSE stream',
@@ -130,7 +133,7 @@ describe('vaultd run: the HTTP listener', () => {
         seqs,
         [...seqs].sort((a, b) => a - b),
       );
-      assert.equal(life[0]?.data.payload['note'], 'In_Progress/life.md');
+      assert.match(String(life[0]?.data.payload['note']), /^In_Progress\/life\.vaultd-.*\.md$/);
       assert.equal(life[1]?.data.payload['tool'], 'slow_echo');
       const result = life[2]?.data.payload['result'] as { status: string; content: string };
       assert.equal(result.status, 'success');

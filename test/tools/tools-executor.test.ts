@@ -1,5 +1,7 @@
 import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { ApprovalGate } from '../../src/approval/gate.ts';
+import { compilePolicy } from '../../src/approval/policy.ts';
 import { Executor } from '../../src/execute/executor.ts';
 import { ToolRegistry } from '../../src/protocol/registry.ts';
 import { searchWeb } from '../../src/tools/search-web/index.ts';
@@ -19,11 +21,14 @@ afterEach(async () => {
 function makeExecutor(
   config: Record<string, Record<string, unknown>>,
   timeoutMs = 5_000,
+  allow: readonly string[] = [],
 ): Executor {
   const registry = new ToolRegistry();
   registry.register(searchWeb);
   registry.register(sendNotification);
   return new Executor(registry, {
+    // A policy allow rule stands in for a human's approval.
+    gate: new ApprovalGate({ policy: compilePolicy({ allow: [...allow] }) }),
     timeoutMs,
     retry: { attempts: 3, baseDelayMs: 5 },
     cacheTtlMs: 0,
@@ -102,19 +107,20 @@ describe('search_web through the executor', () => {
 describe('send_notification through the executor', () => {
   test('an approved e-mail is delivered once and its Message-ID is in the result', async () => {
     smtp = await startSmtp();
-    const executor = makeExecutor({
-      send_notification: {
-        email: { host: '127.0.0.1', port: smtp.port, from: 'vaultd@example.org' },
-      },
-    });
-    const result = await executor.execute(
+    const executor = makeExecutor(
       {
-        id: 'm1',
-        name: 'send_notification',
-        arguments: { recipient: 'bob@example.com', subject: 'Hi', body: 'Hello' },
+        send_notification: {
+          email: { host: '127.0.0.1', port: smtp.port, from: 'vaultd@example.org' },
+        },
       },
-      { approvedBy: 'human' },
+      5_000,
+      ['send_notification'],
     );
+    const result = await executor.execute({
+      id: 'm1',
+      name: 'send_notification',
+      arguments: { recipient: 'bob@example.com', subject: 'Hi', body: 'Hello' },
+    });
     assert.equal(result.status, 'success', result.content);
     assert.equal(smtp.received.length, 1);
     assert.match(String((result.data as { message_id: string }).message_id), /^<.+@.+>$/);
@@ -133,15 +139,13 @@ describe('send_notification through the executor', () => {
         },
       },
       400,
+      ['send_notification'],
     );
-    const result = await executor.execute(
-      {
-        id: 'm2',
-        name: 'send_notification',
-        arguments: { recipient: 'bob@example.com', subject: 'Hi', body: 'x' },
-      },
-      { approvedBy: 'human' },
-    );
+    const result = await executor.execute({
+      id: 'm2',
+      name: 'send_notification',
+      arguments: { recipient: 'bob@example.com', subject: 'Hi', body: 'x' },
+    });
     assert.equal(result.status, 'error');
     assert.equal(result.error?.code, 'TIMEOUT');
     assert.equal(result.metadata.attempts, 1);
@@ -155,19 +159,20 @@ describe('send_notification through the executor', () => {
         callback(smtpReply(451, 'Try again later'));
       },
     });
-    const executor = makeExecutor({
-      send_notification: {
-        email: { host: '127.0.0.1', port: smtp.port, from: 'vaultd@example.org' },
-      },
-    });
-    const result = await executor.execute(
+    const executor = makeExecutor(
       {
-        id: 'm3',
-        name: 'send_notification',
-        arguments: { recipient: 'bob@example.com', subject: 'Hi', body: 'x' },
+        send_notification: {
+          email: { host: '127.0.0.1', port: smtp.port, from: 'vaultd@example.org' },
+        },
       },
-      { approvedBy: 'human' },
+      5_000,
+      ['send_notification'],
     );
+    const result = await executor.execute({
+      id: 'm3',
+      name: 'send_notification',
+      arguments: { recipient: 'bob@example.com', subject: 'Hi', body: 'x' },
+    });
     assert.equal(result.error?.code, 'EXECUTION_FAILED');
     assert.equal(result.error?.recoverable, true);
     assert.equal(result.metadata.attempts, 1);

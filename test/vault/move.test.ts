@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { link, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import {
   claimNote,
   ensureLayout,
+  isClaimedByOther,
   moveNoOverwrite,
+  readClaimedName,
+  recoverInterruptedMove,
   resolveLayout,
   suffixedName,
   VaultIoError,
@@ -126,10 +129,38 @@ describe('claimNote', () => {
     const layout = resolveLayout({ vault: root, folders: CONFIG_DEFAULTS.folders });
     await ensureLayout(layout);
     await writeFile(join(layout.inbox, 'task.md'), 'x');
-    assert.equal(
-      await claimNote(join(layout.inbox, 'task.md'), layout),
-      join(layout.inProgress, 'task.md'),
+    const claimed = await claimNote(join(layout.inbox, 'task.md'), layout);
+    assert.ok(claimed !== null);
+    assert.equal(dirname(claimed), layout.inProgress);
+    // One rename to a name that cannot exist yet, carrying who claimed it and the original name.
+    assert.match(
+      basename(claimed),
+      /^task\.vaultd-[0-9a-z]+-[0-9a-z]*-[0-9a-f]{0,4}-[0-9a-z]+\.md$/,
     );
+    assert.equal(readClaimedName(basename(claimed)).original, 'task.md');
+    assert.equal(readClaimedName(basename(claimed)).owner?.pid, process.pid);
+    assert.equal(isClaimedByOther(basename(claimed)), false, 'our own claim');
     assert.equal(await claimNote(join(layout.inbox, 'task.md'), layout), null);
+    assert.deepEqual(await readdir(layout.inbox), []);
+  });
+
+  it('reads a claim of another process: alive only while that very process runs', () => {
+    assert.equal(readClaimedName('plain.md').owner, null);
+    assert.equal(readClaimedName('a.vaultd-x.md').original, 'a.vaultd-x.md');
+    // pid 1 is alive but started at another time than this made-up start tick.
+    assert.equal(isClaimedByOther('a.vaultd-1-zzzzz-0000-0.md'), false);
+    assert.equal(readClaimedName('a.b.vaultd-1-2-abcd-3.md').original, 'a.b.md');
+  });
+
+  it('finishes a final move that a kill cut between its two steps', async () => {
+    const layout = resolveLayout({ vault: root, folders: CONFIG_DEFAULTS.folders });
+    await ensureLayout(layout);
+    const claimed = join(layout.inProgress, 'n.vaultd-1-2-abcd-3.md');
+    await writeFile(claimed, 'x');
+    await writeFile(join(layout.done, 'n.md'), 'someone else');
+    await link(claimed, join(layout.done, 'n-1.md'));
+    assert.equal(await recoverInterruptedMove(claimed, layout), join(layout.done, 'n-1.md'));
+    assert.deepEqual(await readdir(layout.inProgress), []);
+    assert.equal(await readFile(join(layout.done, 'n.md'), 'utf8'), 'someone else');
   });
 });

@@ -1,53 +1,202 @@
+import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
-import { tickDecision } from '../../approval/index.ts';
-import { resolveLayout, writeFileAtomic } from '../../vault/index.ts';
+import { userInfo } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+import {
+  compileGrant,
+  readApprovalSection,
+  readRequests,
+  REQUEST_ID_PATTERN,
+  type ApprovalRequest,
+  type RequestDecision,
+} from '../../approval/index.ts';
+import { submitDecision } from '../../approval/decision-files.ts';
+import { CONFIG_DEFAULTS } from '../../config/defaults.ts';
+import { readLock, resolveLayout, STATE_DIR_NAME } from '../../vault/index.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { CommonOptions } from '../main.ts';
 import { loadSetup } from '../setup.ts';
 
+/** Options of `vaultd approve` and `vaultd reject`. */
+export interface DecideOptions extends CommonOptions {
+  /** Only this call of the note. */
+  readonly call?: string;
+  /** Told to the agent. */
+  readonly reason?: string;
+  /** Approve and grant the tool from now on (`approve` only). */
+  readonly always?: boolean;
+  /** The grant's rule when `always` should not cover the whole tool, e.g. `write_file(path:Notes/*)`. */
+  readonly scope?: string;
+}
+
 /**
- * `vaultd approve NOTE` / `vaultd reject NOTE`: tick the note's boxes as a human would in
- * Obsidian; the daemon (now, or at its next start) applies the decision.
+ * `vaultd approve ID|NOTE` / `vaultd reject ID|NOTE`: decide pending calls from the command line,
+ * a channel agents cannot reach when they may only write the inbox. The decision is handed to the
+ * daemon through `.vaultd/decisions/`; it counts once, for a request that is still pending.
  * @param decision approve or reject.
- * @param note a path, or a note name in `Pending_Approval/`.
- * @param options common options, `--call`, `--reason`.
+ * @param target a request id (`apr_…`, shown in the note and by `vaultd approvals`), or a note
+ *   (a path, or a name in `Pending_Approval/`).
+ * @param options common options, `--call`, `--reason`, `--always`, `--scope`.
  */
 export async function runDecision(
   decision: 'approve' | 'reject',
-  note: string,
-  options: CommonOptions & { call?: string; reason?: string },
+  target: string,
+  options: DecideOptions,
 ): Promise<number> {
-  const { config } = await loadSetup(options);
-  const layout = resolveLayout(config);
-  const candidates = [
-    resolve(note),
-    join(layout.pending, basename(note)),
-    join(layout.pending, `${basename(note)}.md`),
-  ];
-  for (const path of candidates) {
-    let text: string;
-    try {
-      text = await readFile(path, 'utf8');
-    } catch {
-      continue;
+  if (decision === 'reject' && (options.always === true || options.scope !== undefined)) {
+    process.stderr.write('vaultd: --always and --scope go with approve, not reject\n');
+    return EXIT.usage;
+  }
+  if (options.scope !== undefined) {
+    const compiled = compileGrant(options.scope);
+    if (typeof compiled === 'string') {
+      process.stderr.write(`vaultd: --scope ${JSON.stringify(options.scope)}: ${compiled}\n`);
+      return EXIT.usage;
     }
-    const outcome = tickDecision(text, decision, {
-      ...(options.call === undefined ? {} : { callId: options.call }),
-      ...(options.reason === undefined ? {} : { reason: options.reason }),
-    });
-    if (outcome.ticked.length === 0) {
+  }
+  const stateDir = await findStateDir(target, options);
+  const requests = await readRequests(stateDir);
+  const chosen = await chooseRequests(target, requests, stateDir, options);
+  if (typeof chosen === 'string') {
+    process.stderr.write(`vaultd: ${chosen}\n`);
+    return EXIT.failure;
+  }
+  const by = userName();
+  const done: string[] = [];
+  for (const request of chosen) {
+    if (options.scope !== undefined && !options.scope.trim().startsWith(request.tool)) {
       process.stderr.write(
-        `vaultd: ${path} has no pending call${options.call ? ` with id ${options.call}` : ''}\n`,
+        `vaultd: --scope ${JSON.stringify(options.scope)} does not name ${request.tool}\n`,
+      );
+      return EXIT.usage;
+    }
+    const entry: RequestDecision = {
+      kind: decision,
+      always: options.always === true || options.scope !== undefined,
+      scope: options.scope?.trim() ?? null,
+      channel: 'cli',
+      by,
+      at: new Date().toISOString(),
+      reason: options.reason ?? null,
+      arguments: null,
+    };
+    if (!(await submitDecision(stateDir, request.id, entry))) {
+      process.stderr.write(
+        `vaultd: a decision for ${request.id} is already waiting for the daemon\n`,
       );
       return EXIT.failure;
     }
-    await writeFileAtomic(path, outcome.text);
-    process.stdout.write(
-      `${decision === 'approve' ? 'approved' : 'rejected'}: ${outcome.ticked.join(', ')} in ${path}\n`,
-    );
+    done.push(`${request.id} (${request.tool} · ${request.callId} in ${request.note})`);
+  }
+  const verb = decision === 'approve' ? 'approved' : 'rejected';
+  process.stdout.write(`${verb}: ${done.join(', ')}\n`);
+  const lock = await readLock(stateDir);
+  process.stdout.write(
+    lock?.alive === true
+      ? 'the running daemon applies it now\n'
+      : 'no daemon runs on this vault: the decision applies when it starts\n',
+  );
+  return EXIT.ok;
+}
+
+/**
+ * `vaultd approvals`: the calls waiting for a human, with the ids `vaultd approve` takes.
+ * @param options common options and `--json`.
+ */
+export async function runApprovals(options: CommonOptions & { json?: boolean }): Promise<number> {
+  const stateDir = await findStateDir(undefined, options);
+  const now = Date.now();
+  const pending = (await readRequests(stateDir)).filter(
+    (r) => r.state === 'pending' && Date.parse(r.expiresAt) > now,
+  );
+  if (options.json === true) {
+    process.stdout.write(`${JSON.stringify(pending, null, 2)}\n`);
     return EXIT.ok;
   }
-  process.stderr.write(`vaultd: no such note: ${note}\n`);
-  return EXIT.failure;
+  if (pending.length === 0) {
+    process.stdout.write('no call waits for a decision\n');
+    return EXIT.ok;
+  }
+  for (const r of pending) {
+    process.stdout.write(
+      `${r.id}  ${r.tool} · ${r.callId}  ${r.note}  expires ${r.expiresAt}\n    ${JSON.stringify(r.arguments)}\n`,
+    );
+  }
+  return EXIT.ok;
+}
+
+async function chooseRequests(
+  target: string,
+  requests: readonly ApprovalRequest[],
+  stateDir: string,
+  options: DecideOptions,
+): Promise<ApprovalRequest[] | string> {
+  const pendingNow = (r: ApprovalRequest): boolean =>
+    r.state === 'pending' && Date.parse(r.expiresAt) > Date.now();
+  if (REQUEST_ID_PATTERN.test(target)) {
+    const request = requests.find((r) => r.id === target);
+    if (request === undefined) return `no approval request ${target}`;
+    if (!pendingNow(request)) {
+      return `no pending approval for ${target} (it is ${request.state === 'pending' ? 'expired' : request.state})`;
+    }
+    return [request];
+  }
+  const vault = dirname(stateDir);
+  const layout = resolveLayout({
+    vault,
+    folders: (await loadFolders(options)) ?? CONFIG_DEFAULTS.folders,
+  });
+  const candidates = [
+    resolve(target),
+    join(layout.pending, basename(target)),
+    join(layout.pending, `${basename(target)}.md`),
+  ];
+  const path = candidates.find((p) => existsSync(p) && statSync(p).isFile());
+  if (path === undefined) return `no such note or request: ${target}`;
+  const section = readApprovalSection(await readFile(path, 'utf8'));
+  const chosen: ApprovalRequest[] = [];
+  for (const d of section.decisions.values()) {
+    if (options.call !== undefined && d.id !== options.call) continue;
+    const request = d.nonce === null ? undefined : requests.find((r) => r.id === d.nonce);
+    if (request !== undefined && request.callId === d.id && pendingNow(request))
+      chosen.push(request);
+  }
+  if (chosen.length === 0) {
+    return `${path} has no pending call${options.call === undefined ? '' : ` with id ${options.call}`}`;
+  }
+  return chosen;
+}
+
+/**
+ * The vault's state folder: from `--vault`/`--config` when given, else from the note's path (the
+ * nearest folder above it with a `.vaultd/`), else from the current directory's config.
+ */
+async function findStateDir(target: string | undefined, options: CommonOptions): Promise<string> {
+  if (options.vault === undefined && options.config === undefined && target !== undefined) {
+    for (let dir = dirname(resolve(target)); ; dir = dirname(dir)) {
+      if (existsSync(join(dir, STATE_DIR_NAME))) return join(dir, STATE_DIR_NAME);
+      if (dirname(dir) === dir) break;
+    }
+  }
+  const { config } = await loadSetup(options);
+  return join(config.vault, STATE_DIR_NAME);
+}
+
+async function loadFolders(
+  options: CommonOptions,
+): Promise<Parameters<typeof resolveLayout>[0]['folders'] | undefined> {
+  if (options.vault === undefined && options.config === undefined) return undefined;
+  try {
+    return (await loadSetup(options)).config.folders;
+  } catch {
+    return undefined;
+  }
+}
+
+function userName(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return `uid ${process.getuid?.() ?? '?'}`;
+  }
 }

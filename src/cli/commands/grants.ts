@@ -10,7 +10,7 @@ async function openGrants(options: CommonOptions): Promise<GrantStore> {
 }
 
 /**
- * `vaultd grants`: list the always-allow grants.
+ * `vaultd grants [list]`: the always-allow grants, each a tool or a scoped rule.
  * @param options common options and `--json`.
  */
 export async function runGrants(options: CommonOptions & { json?: boolean }): Promise<number> {
@@ -22,7 +22,7 @@ export async function runGrants(options: CommonOptions & { json?: boolean }): Pr
   } else {
     for (const g of grants) {
       process.stdout.write(
-        `${g.tool.padEnd(24)} granted ${g.granted_at} by ${g.by}${g.note ? ` (${g.note})` : ''}\n`,
+        `${g.rule.padEnd(24)} granted ${g.granted_at} by ${g.by} (${g.channel})${g.note ? ` on ${g.note}` : ''}\n`,
       );
     }
   }
@@ -30,16 +30,20 @@ export async function runGrants(options: CommonOptions & { json?: boolean }): Pr
 }
 
 /**
- * `vaultd grants revoke TOOL`: the tool's calls ask a human again; a running daemon sees it at once.
- * @param tool the tool name.
+ * `vaultd grants revoke RULE|TOOL`: the matching calls ask a human again; a running daemon sees it
+ * at once. A bare tool name revokes every grant of that tool.
+ * @param rule the grant's rule as listed, or a tool name.
  * @param options common options.
  */
-export async function runRevoke(tool: string, options: CommonOptions): Promise<number> {
+export async function runRevoke(rule: string, options: CommonOptions): Promise<number> {
   const store = await openGrants(options);
-  if (!store.revoke(tool)) {
-    process.stderr.write(`vaultd: no grant for ${JSON.stringify(tool)}\n`);
+  const removed = await store.revoke(rule);
+  if (removed === 0) {
+    process.stderr.write(`vaultd: no grant for ${JSON.stringify(rule)}\n`);
     return EXIT.failure;
   }
-  process.stdout.write(`revoked: calls of ${tool} ask a human again\n`);
+  process.stdout.write(
+    `revoked ${removed} grant${removed === 1 ? '' : 's'}: calls of ${rule} ask a human again\n`,
+  );
   return EXIT.ok;
 }

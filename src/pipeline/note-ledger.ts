@@ -1,0 +1,30 @@
+import { basename } from 'node:path';
+import { effectsOf } from '../protocol/effects.ts';
+import { hashArguments } from '../protocol/hash-arguments.ts';
+import { callKey } from '../vault/index.ts';
+import type { PipelineContext } from './context.ts';
+import { noteKey } from './note-key.ts';
+import { readNote } from './read-note.ts';
+
+/**
+ * After a kill cut the final move short (the note got its results and reached its folder, but the
+ * ledger never heard): record that the results of the note's calls with side effects are in it.
+ * @param ctx the pipeline context.
+ * @param path absolute path of the note in its final folder.
+ */
+export async function markNoteWritten(ctx: PipelineContext, path: string): Promise<void> {
+  const read = await readNote(path, ctx.config.max_note_bytes);
+  if (read.kind !== 'text') return;
+  const parsed = await ctx.notes.parse(read.text);
+  const keys: string[] = [];
+  for (const call of parsed.calls) {
+    const checked = ctx.executor.check({ id: call.id, name: call.name, arguments: call.arguments });
+    if (!checked.ok || effectsOf(checked.tool, checked.args).readOnly) continue;
+    const key = callKey(
+      { id: call.id, explicitId: call.explicitId, argsHash: hashArguments(checked.args) },
+      basename(path),
+    );
+    if (ctx.ledger.lookup(key) !== undefined) keys.push(key);
+  }
+  if (keys.length > 0) await ctx.ledger.markWritten(keys, noteKey(ctx, path));
+}

@@ -1,0 +1,100 @@
+import { lstat, rename } from 'node:fs/promises';
+import { basename, extname, join } from 'node:path';
+import { errnoCode, isVanished, toVaultIoError } from './fs-errors.ts';
+import type { VaultLayout } from './layout.ts';
+import { moveNoOverwrite } from './move.ts';
+import { isProcessAlive, selfIdentity, type ProcessIdentity } from './process-identity.ts';
+
+// `task.vaultd-<pid>-<start>-<boot>-<n>.md`: the pid, start time and boot of the claiming process
+// (base 36, boot as 4 hex digits) and a counter, so the name cannot exist yet and tells whose claim
+// it is.
+const CLAIM_TAG = /\.vaultd-([0-9a-z]+)-([0-9a-z]*)-([0-9a-f]{0,4})-([0-9a-z]+)$/;
+
+let counter = 0;
+
+/** A note's name in `In_Progress/`, and what it tells. */
+export interface ClaimName {
+  /** The name the note had before it was claimed, for the folder it goes to next. */
+  readonly original: string;
+  /** The process that claimed it, when the name carries a claim tag. */
+  readonly owner: ProcessIdentity | null;
+}
+
+/**
+ * The unique name a note gets in `In_Progress/` when this process claims it.
+ * @param name the note's file name.
+ */
+export function claimedName(name: string): string {
+  const self = selfIdentity();
+  const ext = extname(name);
+  const stem = ext === '' ? name : name.slice(0, -ext.length);
+  const start = self.start === null ? '' : self.start.toString(36);
+  const tag = `${self.pid.toString(36)}-${start}-${self.boot.slice(0, 4)}-${(counter++).toString(36)}`;
+  return `${stem}.vaultd-${tag}${ext}`;
+}
+
+/**
+ * Read a name in `In_Progress/`: the original name (the last claim tag removed) and the claiming
+ * process. A name without a tag (a note claimed by an older vaultd) is its own original.
+ * @param name the file name in `In_Progress/`.
+ */
+export function readClaimedName(name: string): ClaimName {
+  const ext = extname(name);
+  const stem = ext === '' ? name : name.slice(0, -ext.length);
+  const match = CLAIM_TAG.exec(stem);
+  if (match === null) return { original: name, owner: null };
+  const self = selfIdentity();
+  const boot = match[3] ?? '';
+  return {
+    original: `${stem.slice(0, match.index)}${ext}`,
+    owner: {
+      pid: parseInt(match[1] ?? '0', 36),
+      hostname: self.hostname,
+      start: match[2] === '' ? null : parseInt(match[2] ?? '0', 36),
+      // Only the first four hex digits are kept: compare on those.
+      boot: boot === '' || self.boot === '' ? '' : self.boot.startsWith(boot) ? self.boot : boot,
+    },
+  };
+}
+
+/**
+ * Whether a note in `In_Progress/` is being worked on by another live vaultd process (one that
+ * took over after the lock was lost, say): such a note must not be resumed.
+ * @param name the file name in `In_Progress/`.
+ */
+export function isClaimedByOther(name: string): boolean {
+  const { owner } = readClaimedName(name);
+  if (owner === null) return false;
+  const self = selfIdentity();
+  if (owner.pid === self.pid && owner.start === self.start) return false;
+  return isProcessAlive(owner);
+}
+
+/**
+ * Claim a note: one `rename` into `In_Progress/` under a name that cannot exist yet, so there is
+ * no moment when the note is in two places and of two claimers exactly one wins. On file systems
+ * that cannot rename across the folders (EXDEV) it falls back to a no-overwrite move.
+ * @param src absolute path of the note (in the inbox or a decision folder).
+ * @param layout the vault's folders.
+ * @returns the note's new absolute path, or null when it vanished (another process took it).
+ * @throws VaultIoError for any other failure; the note is then where it was.
+ */
+export async function claimNote(src: string, layout: VaultLayout): Promise<string | null> {
+  const dest = join(layout.inProgress, claimedName(basename(src)));
+  try {
+    await rename(src, dest);
+    return dest;
+  } catch (error) {
+    if (isVanished(error)) {
+      // ENOENT also comes from a missing In_Progress/ (the vault moved away): tell the two apart.
+      const still = await lstat(src).then(
+        () => true,
+        () => false,
+      );
+      if (!still) return null;
+    }
+    if (errnoCode(error) === 'EXDEV')
+      return moveNoOverwrite(src, layout.inProgress, basename(dest));
+    throw toVaultIoError('claim', src, error);
+  }
+}

@@ -1,0 +1,230 @@
+import type { FileHandle } from 'node:fs/promises';
+import { open, readFile, rename, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { writeFileAtomic } from './atomic-write.ts';
+import { fsyncDirectory } from './fsync-dir.ts';
+import { isVanished, toVaultIoError } from './fs-errors.ts';
+
+/** What opening a journal found wrong with the file, kept aside as evidence. */
+export interface JournalDamage {
+  /** Lines that could not be read (not counting a torn last line, which a crash leaves). */
+  readonly badLines: number;
+  /** Where the damaged file was moved, next to the journal. */
+  readonly keptAt: string;
+  /** The raw text of the unreadable lines (at most 64 KiB), to salvage ids from. */
+  readonly badText: string;
+}
+
+/** What {@link Journal.open} gives back. */
+export interface OpenedJournal<L> {
+  readonly journal: Journal<L>;
+  /** Every readable line, in file order. */
+  readonly lines: readonly L[];
+  /** Whether the file existed before (false: created now). */
+  readonly existed: boolean;
+  /** Set when unreadable lines were found; the file was kept aside and rewritten. */
+  readonly damage: JournalDamage | null;
+}
+
+interface Pending {
+  readonly text: string;
+  readonly sync: boolean;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/**
+ * An append-only file of JSON lines with group commit: appends that arrive while a write is in
+ * flight are joined into the next single write (and one fsync when any of them asks for it). A
+ * torn last line, left by a crash in the middle of an append, is cut off at open. A file with
+ * unreadable lines elsewhere is kept aside (`<name>.damaged-<time>`) and rewritten from the
+ * readable ones, so the evidence survives and appends continue on a clean file. The handle stays
+ * open; {@link Journal.isCurrent} tells whether the file at the path is still the one held.
+ */
+export class Journal<L> {
+  readonly path: string;
+  #handle: FileHandle;
+  #size: number;
+  #ino: number;
+  #queue: Pending[] = [];
+  #scheduled = false;
+  #chain: Promise<void> = Promise.resolve();
+  #closed = false;
+
+  private constructor(path: string, handle: FileHandle, size: number, ino: number) {
+    this.path = path;
+    this.#handle = handle;
+    this.#size = size;
+    this.#ino = ino;
+  }
+
+  /**
+   * Open (or create) a journal and read its lines.
+   * @param path absolute path of the file; its folder must exist.
+   * @param parse turns one parsed JSON value into a line, or null when it is not one.
+   * @throws VaultIoError when the file cannot be read, kept aside or opened for appending.
+   */
+  static async open<L>(
+    path: string,
+    parse: (value: unknown) => L | null,
+  ): Promise<OpenedJournal<L>> {
+    let content: Buffer | null = null;
+    try {
+      content = await readFile(path);
+    } catch (error) {
+      if (!isVanished(error)) throw toVaultIoError('read', path, error);
+    }
+    const lines: L[] = [];
+    const bad: string[] = [];
+    let end = 0;
+    if (content !== null) {
+      end = content.lastIndexOf(0x0a) + 1;
+      for (const text of content.subarray(0, end).toString('utf8').split('\n')) {
+        if (text.trim() === '') continue;
+        const line = parseJsonLine(text, parse);
+        if (line === null) bad.push(text);
+        else lines.push(line);
+      }
+    }
+    let damage: JournalDamage | null = null;
+    if (bad.length > 0 && content !== null) {
+      const keptAt = join(
+        dirname(path),
+        `${basename(path)}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`,
+      );
+      try {
+        await rename(path, keptAt);
+        await writeFileAtomic(path, lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
+      } catch (error) {
+        throw toVaultIoError('keep aside', path, error);
+      }
+      content = Buffer.from(lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
+      end = content.length;
+      damage = { badLines: bad.length, keptAt, badText: bad.join('\n').slice(0, 65_536) };
+    }
+    let handle: FileHandle;
+    try {
+      handle = await open(path, 'a', 0o600);
+      // A new file's name must be durable before any fsynced line in it can be.
+      if (content === null) await fsyncDirectory(dirname(path));
+      if (content !== null && end < content.length) await handle.truncate(end);
+    } catch (error) {
+      throw toVaultIoError('open', path, error);
+    }
+    const ino = (await handle.stat()).ino;
+    return {
+      journal: new Journal<L>(path, handle, end, ino),
+      lines,
+      existed: content !== null,
+      damage,
+    };
+  }
+
+  /** Bytes in the file, as far as this journal wrote them. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /**
+   * Append one line; resolves once it is written (and fsynced when `sync`).
+   * @param line the value, written as one JSON line.
+   * @param sync fsync before resolving (an intent that must survive a power cut).
+   * @throws VaultIoError when the write failed: the line is then not in the file.
+   */
+  append(line: L, sync: boolean): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error(`journal ${this.path} is closed`));
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ text: `${JSON.stringify(line)}\n`, sync, resolve, reject });
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        void this.#enqueue(() => this.#flush());
+      }
+    });
+  }
+
+  /**
+   * Replace the whole file with these lines, atomically, after the appends in flight.
+   * @param lines what the file should hold.
+   * @throws VaultIoError when the new file cannot be written; the old one is then kept.
+   */
+  rewrite(lines: readonly L[]): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error(`journal ${this.path} is closed`));
+    return this.#enqueue(async () => {
+      await this.#flush();
+      const text = lines.map((line) => `${JSON.stringify(line)}\n`).join('');
+      await writeFileAtomic(this.path, text);
+      let handle: FileHandle;
+      try {
+        handle = await open(this.path, 'a', 0o600);
+      } catch (error) {
+        throw toVaultIoError('open', this.path, error);
+      }
+      await this.#handle.close().catch(() => undefined);
+      this.#handle = handle;
+      this.#ino = (await handle.stat()).ino;
+      this.#size = Buffer.byteLength(text);
+    });
+  }
+
+  /**
+   * Whether the file at the path is still the one this journal appends to (not deleted, not
+   * replaced by another file).
+   */
+  async isCurrent(): Promise<boolean> {
+    try {
+      return (await stat(this.path)).ino === this.#ino;
+    } catch (error) {
+      if (isVanished(error) || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return false;
+      throw toVaultIoError('stat', this.path, error);
+    }
+  }
+
+  /** Wait for every append queued so far. */
+  async drain(): Promise<void> {
+    await this.#enqueue(() => this.#flush());
+  }
+
+  /** Write what is queued and close the file; later appends reject. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#enqueue(() => this.#flush()).catch(() => undefined);
+    await this.#handle.close().catch(() => undefined);
+  }
+
+  #enqueue(operation: () => Promise<void>): Promise<void> {
+    const result = this.#chain.then(operation);
+    this.#chain = result.catch(() => undefined);
+    return result;
+  }
+
+  async #flush(): Promise<void> {
+    this.#scheduled = false;
+    const batch = this.#queue;
+    this.#queue = [];
+    if (batch.length === 0) return;
+    const data = Buffer.from(batch.map((p) => p.text).join(''), 'utf8');
+    try {
+      await this.#handle.writeFile(data);
+      if (batch.some((p) => p.sync)) await this.#handle.datasync();
+    } catch (error) {
+      // Cut off whatever part of the batch reached the file, so the next append starts clean.
+      await this.#handle.truncate(this.#size).catch(() => undefined);
+      const failure = toVaultIoError('append', this.path, error);
+      for (const pending of batch) pending.reject(failure);
+      return;
+    }
+    this.#size += data.length;
+    for (const pending of batch) pending.resolve();
+  }
+}
+
+function parseJsonLine<L>(text: string, parse: (value: unknown) => L | null): L | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  return parse(value);
+}
