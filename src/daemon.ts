@@ -31,6 +31,9 @@ import {
   type VaultLayout,
 } from './vault/index.ts';
 import { listNotes } from './vault/scan.ts';
+import type { ToolPack } from './protocol/pack.ts';
+import { PackHost } from './tools/host.ts';
+import { relative } from 'node:path';
 import { scheduleCron, type Schedule } from './vault/schedule.ts';
 import { startWatcher, type FolderKind, type Watcher } from './vault/watcher.ts';
 
@@ -47,6 +50,11 @@ export interface DaemonOptions {
   readonly onProgress?: (left: number) => void;
   /** Removes secrets from text; default: the text unchanged. */
   readonly redact?: (text: string) => string;
+  /**
+   * Tool packs to start (their tools go into `registry`, and stop with the daemon); without it the
+   * registry's tools are used as they are.
+   */
+  readonly packs?: readonly ToolPack[];
 }
 
 /** What {@link Daemon.reload} did with a new config. */
@@ -203,6 +211,10 @@ async function run(parts: Parts): Promise<Daemon> {
   });
   const shutdown = new AbortController();
   const notes = new NoteWorker({ timeoutMs: currentConfig.parse_timeout_ms });
+  const host =
+    options.packs === undefined
+      ? undefined
+      : new PackHost({ packs: options.packs, config: currentConfig, layout, registry, logger });
   const executor = new Executor(registry, {
     concurrency: currentConfig.concurrency,
     timeoutMs: currentConfig.timeout_ms,
@@ -216,7 +228,21 @@ async function run(parts: Parts): Promise<Daemon> {
     gate,
     toolConfig: (name) => currentConfig.tools[name] ?? {},
     rateLimits: rateLimitsFromConfig(currentConfig),
+    ...(host === undefined ? {} : { runtime: (tool) => host.runtime(tool) }),
+    onFileChanged: (change) => {
+      const inside = relative(layout.root, change.path);
+      bus.emit('file.changed', {
+        path: inside.startsWith('..') ? change.path : inside.split('\\').join('/'),
+        tool: change.tool,
+        callId: change.callId,
+        note: change.note ?? null,
+      });
+    },
   });
+  const unsubscribeTools = registry.onChange((change) =>
+    bus.emit('tools.changed', { added: [...change.added], removed: [...change.removed] }),
+  );
+  await host?.start();
   const conditions = new Conditions((event, condition) => {
     if (event === 'start') logger.error({ condition }, `condition: ${condition.message}`);
     else logger.info({ condition: condition.code }, 'condition cleared');
@@ -481,6 +507,9 @@ async function run(parts: Parts): Promise<Daemon> {
           );
         }
       }
+      // Packs stop once nothing runs: their servers, language servers and jobs end with them.
+      await host?.stop();
+      unsubscribeTools();
       bus.emit('daemon.state', { state: 'stopped' });
       await monitor.close();
       parts.stopWatchdog();
@@ -517,6 +546,16 @@ async function run(parts: Parts): Promise<Daemon> {
       return { ok: false, error: message, needsRestart: [] };
     }
     gate.setPolicy(nextPolicy);
+    if (host !== undefined) {
+      void host.reload(next).then(
+        (packs) => {
+          if (packs.length > 0)
+            logger.warn({ needs_restart: packs }, 'tool pack config changed; restart to apply it');
+        },
+        (error: unknown) =>
+          logger.error({ err: error }, 'a tool pack could not take the new config'),
+      );
+    }
     ctx.config = next;
     currentConfig = next;
     logger.level = next.log.level;

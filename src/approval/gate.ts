@@ -1,4 +1,4 @@
-import type { ApprovedBy, SafetyLevel } from '../protocol/types.ts';
+import type { ApprovedBy, Effects, Preview, SafetyLevel } from '../protocol/types.ts';
 import { matchesAllowedTools } from './allowed-tools.ts';
 import type { GrantStore } from './grants.ts';
 import { compilePolicy, evaluatePolicy, type CompiledPolicy } from './policy.ts';
@@ -29,6 +29,8 @@ export interface Authorization {
   readonly request: string | null;
   /** The policy rule or grant that let it run, when one did. */
   readonly rule: string | null;
+  /** The call's effects as decided with the permission: the executor does not decide them again. */
+  readonly effects?: Effects;
 }
 
 /** What the gate says about a call. */
@@ -46,6 +48,8 @@ export interface GateCall {
   readonly argsHash: string;
   /** The tool's safety level for these arguments. */
   readonly safety: SafetyLevel;
+  /** The call's effects, decided once (they go with the permission). */
+  readonly effects?: Effects;
   /** The note's front-matter `allowed_tools`, when it has one. */
   readonly allowedTools?: readonly string[] | undefined;
 }
@@ -174,7 +178,7 @@ export class ApprovalGate implements Gate {
     readonly note: string;
     readonly call: GateCall;
     readonly reason: string;
-    readonly preview: string | null;
+    readonly preview: Preview | null;
   }): Promise<ApprovalRequest> {
     const requests = this.#need();
     return requests.create({
@@ -184,7 +188,9 @@ export class ApprovalGate implements Gate {
       argsHash: input.call.argsHash,
       arguments: input.call.arguments,
       reason: input.reason,
-      preview: input.preview,
+      preview: input.preview?.text ?? null,
+      ...(input.preview === null ? {} : { previewKind: input.preview.kind }),
+      ...(input.preview?.basis === undefined ? {} : { basis: input.preview.basis }),
       expireAfterMs: this.#expireAfterMs,
     });
   }
@@ -282,6 +288,7 @@ export class ApprovalGate implements Gate {
       by,
       request,
       rule,
+      ...(call.effects === undefined ? {} : { effects: call.effects }),
     });
     this.#issued.add(auth);
     return auth;

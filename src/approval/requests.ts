@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { PreviewBasis } from '../protocol/types.ts';
 import { Journal, type JournalDamage } from '../vault/journal.ts';
 
 /** The file name of the approval requests inside the state directory. */
@@ -48,6 +49,10 @@ export interface ApprovalRequest {
   /** Why the call waits. */
   readonly reason: string;
   readonly preview: string | null;
+  /** `diff` when the preview is a unified diff. */
+  readonly previewKind?: 'text' | 'diff';
+  /** The files the preview was made from, checked again before the call runs. */
+  readonly basis?: readonly PreviewBasis[];
   readonly requestedAt: string;
   readonly expiresAt: string;
   readonly state: RequestState;
@@ -63,6 +68,8 @@ export interface NewRequest {
   readonly arguments: Readonly<Record<string, unknown>>;
   readonly reason: string;
   readonly preview: string | null;
+  readonly previewKind?: 'text' | 'diff';
+  readonly basis?: readonly PreviewBasis[];
   readonly expireAfterMs: number;
   readonly now?: Date;
 }
@@ -150,6 +157,8 @@ export class ApprovalRequests {
       arguments: input.arguments,
       reason: input.reason,
       preview: input.preview,
+      ...(input.previewKind === undefined ? {} : { previewKind: input.previewKind }),
+      ...(input.basis === undefined ? {} : { basis: input.basis }),
       requestedAt: now.toISOString(),
       expiresAt: new Date(now.getTime() + input.expireAfterMs).toISOString(),
     };

@@ -58,7 +58,7 @@ function renderCall(call: PendingCall, options: ApprovalSectionOptions): string[
       ...problems.map((p) => `> - ${oneLine(p)}`),
     );
   }
-  out.push('', ...renderPreview(call.preview));
+  out.push('', ...renderPreview(call.preview, call.previewKind));
   const block = JSON.stringify(
     {
       [PENDING_CALL_KEY]: {
@@ -78,7 +78,7 @@ function renderCall(call: PendingCall, options: ApprovalSectionOptions): string[
   return out;
 }
 
-function renderPreview(preview: string | undefined): string[] {
+function renderPreview(preview: string | undefined, kind?: 'text' | 'diff'): string[] {
   if (preview === undefined || preview.trim() === '') {
     return [
       '> [!example] Preview',
@@ -87,7 +87,7 @@ function renderPreview(preview: string | undefined): string[] {
   }
   const text = preview.replace(/\r\n?/g, '\n').replace(/\n+$/, '');
   const fence = '`'.repeat(Math.max(3, longestBacktickRun(text) + 1));
-  const lang = /^(?:diff |--- |\+\+\+ |@@ )/.test(text) ? 'diff' : 'text';
+  const lang = kind ?? (/^(?:diff |--- |\+\+\+ |@@ )/.test(text) ? 'diff' : 'text');
   return [
     '> [!example] Preview',
     `> ${fence}${lang}`,

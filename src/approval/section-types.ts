@@ -11,6 +11,8 @@ export interface PendingCall {
   readonly arguments: Readonly<Record<string, unknown>>;
   /** What the call would do, from the tool's `preview` (the message, the diff). */
   readonly preview?: string | undefined;
+  /** `diff` shows the preview in a `diff` block. */
+  readonly previewKind?: 'text' | 'diff' | undefined;
   /** ISO time the call started waiting. */
   readonly requestedAt: string;
   /** Why it waits (a dangerous tool, an ask rule), shown to the human. */

@@ -1,42 +1,62 @@
 import { loadConfig } from '../config/index.ts';
+import { ConfigError } from '../config/config-error.ts';
 import type { Config } from '../config/types.ts';
+import type { ToolPack } from '../protocol/pack.ts';
 import { ToolRegistry } from '../protocol/index.ts';
-import { builtinTools } from '../tools/index.ts';
+import { withPack } from '../protocol/define-tool.ts';
+import { BUILTIN_PACKS } from '../tools/index.ts';
+import { checkToolSections, packConfigSchemas } from '../tools/host.ts';
 import { configFileOf, type CommonOptions } from './main.ts';
 import { loadPlugins } from './plugins.ts';
 
+/** The config, every tool pack (built-in and plugins), and a registry of their static tools. */
+export interface Setup {
+  readonly config: Config;
+  readonly packs: readonly ToolPack[];
+  /** The tools the enabled packs declare statically (a daemon registers the running ones). */
+  readonly registry: ToolRegistry;
+}
+
 /**
- * The registry of built-in tools and configured plugins, and the config loaded and checked.
+ * Load the config, the plugins it names, and check every `tools.<pack>` section against its
+ * pack's schema (plugins' included), applying defaults.
  * @param options the command's `--vault` and `--config`.
  * @throws ConfigError for a bad config (exit code 2).
  */
-export async function loadSetup(
-  options: CommonOptions,
-): Promise<{ config: Config; registry: ToolRegistry }> {
-  const registry = builtinRegistry();
-  const toolSchemas = Object.fromEntries(
-    registry
-      .list()
-      .filter((tool) => tool.configSchema !== undefined)
-      .map((tool) => [tool.name, tool.configSchema as Record<string, unknown>]),
-  );
+export async function loadSetup(options: CommonOptions): Promise<Setup> {
   const file = configFileOf(options);
-  const config = loadConfig({
+  const base = {
     ...(file === undefined ? {} : { file }),
     ...(options.vault === undefined ? {} : { vault: options.vault }),
-    toolSchemas,
-  });
-  // Plugins are resolved by the loader against the config file's folder; their own config
-  // sections are checked when they load.
-  await loadPlugins(registry, config.plugins, process.cwd());
-  return { config, registry };
+  };
+  // Plugins are named by the config and configured by it: a first load finds them, a second one
+  // checks every section, theirs included.
+  const first = loadConfig({ ...base, toolSchemas: packConfigSchemas(BUILTIN_PACKS) });
+  const plugins = await loadPlugins(first.plugins, process.cwd());
+  const packs = [...BUILTIN_PACKS, ...plugins];
+  const config =
+    plugins.length === 0 ? first : loadConfig({ ...base, toolSchemas: packConfigSchemas(packs) });
+  const problems = checkToolSections(config, packs);
+  if (problems.length > 0) throw new ConfigError(problems, file);
+  return { config, packs, registry: staticRegistry(packs, config) };
 }
 
 /**
  * The registry of built-in tools only, for commands that need no vault.
  */
 export function builtinRegistry(): ToolRegistry {
+  return staticRegistry(BUILTIN_PACKS, undefined);
+}
+
+function staticRegistry(packs: readonly ToolPack[], config: Config | undefined): ToolRegistry {
   const registry = new ToolRegistry();
-  for (const tool of builtinTools()) registry.register(tool);
+  for (const pack of packs) {
+    const section =
+      config?.tools[pack.name] ??
+      (pack.legacyConfigKey === undefined ? undefined : config?.tools[pack.legacyConfigKey]);
+    const enabled = section?.['enabled'] ?? pack.enabledByDefault !== false;
+    if (enabled !== true) continue;
+    for (const tool of pack.staticTools ?? []) registry.register(withPack(tool, pack.name));
+  }
   return registry;
 }

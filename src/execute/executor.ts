@@ -4,6 +4,7 @@ import { ERROR_CODES, ToolError, type ErrorCode, type ResultError } from '../pro
 import type { ToolRegistry } from '../protocol/registry.ts';
 import type {
   ApprovedBy,
+  CallFacts,
   RateLimit,
   ResultStatus,
   Tool,
@@ -13,6 +14,9 @@ import type {
 } from '../protocol/types.ts';
 import { validateArguments } from '../protocol/validate.ts';
 import { effectsOf, type Effects } from '../protocol/effects.ts';
+import { createVaultAccess, type SharedAccess } from '../vault/access.ts';
+import { capOutput, DEFAULT_MAX_OUTPUT_BYTES } from './output-cap.ts';
+import type { CallProcesses } from './exec.ts';
 import { hashArguments } from '../protocol/hash-arguments.ts';
 import { ApprovalGate, type Authorization, type Gate } from '../approval/gate.ts';
 import { silentLogger } from '../observe/logger.ts';
@@ -23,8 +27,14 @@ import { formatOutput, type FormattedOutput } from './format-result.ts';
 import { MetricsRecorder, type ToolMetrics } from './metrics.ts';
 import { RateLimiter } from './rate-limiter.ts';
 import { ResultCache } from './result-cache.ts';
-import { runAttempt, type AttemptOutcome } from './run-attempt.ts';
-import type { CheckResult, ExecuteOptions, ExecutorHooks, ExecutorOptions } from './types.ts';
+import { startAttempt, type Attempt, type AttemptOutcome } from './run-attempt.ts';
+import type {
+  CheckResult,
+  ExecuteOptions,
+  ExecutorHooks,
+  ExecutorOptions,
+  ToolRuntime,
+} from './types.ts';
 
 interface Settings {
   readonly concurrency: number;
@@ -35,6 +45,7 @@ interface Settings {
   readonly rateLimits: Readonly<Record<string, RateLimit>>;
   readonly hooks: ExecutorHooks;
   readonly logger: Logger;
+  readonly stuckGraceMs: number;
 }
 
 /** A failed outcome on its way to becoming a result. */
@@ -74,6 +85,7 @@ export class Executor {
   readonly #rates = new RateLimiter();
   readonly #metrics = new MetricsRecorder();
   readonly #gate: Gate;
+  #stuck = 0;
 
   /**
    * @param registry where tools are looked up, at each call (tools registered later are found).
@@ -90,9 +102,17 @@ export class Executor {
     this.#gate = options.gate ?? new ApprovalGate();
   }
 
-  /** Handlers running now. */
+  /** Handlers running now (including those past their timeout that have not stopped yet). */
   get active(): number {
     return this.#limit.activeCount;
+  }
+
+  /**
+   * Calls past their timeout or abort whose handler has not stopped (or whose processes are not
+   * gone) after the grace period: their slots stay taken, and this says how many.
+   */
+  get stuck(): number {
+    return this.#stuck;
   }
 
   /** Attempts waiting for a concurrency slot. */
@@ -185,11 +205,15 @@ export class Executor {
     const { tool } = checked;
     const args = checked.args;
     const logger = this.#settings.logger.child({ tool: tool.name, callId: call.id });
-    const config = this.#configOf(tool.name, logger);
+    const runtime = await this.#runtimeOf(tool, logger);
+    const config = runtime.config;
     if (options.signal?.aborted === true)
       return this.#finish(call, state, interrupted(tool, false));
 
-    const effects = effectsOf(tool, args);
+    // Effects are decided once per call: the gate's decision carries them.
+    const effects =
+      options.authorization?.effects ??
+      (await effectsOf(tool, args, { config, files: runtime.files }));
     state.effects = effects;
     const argsHash = hashArguments(args);
     // The gate is the only way to a handler: a permission issued for exactly this call and these
@@ -202,6 +226,7 @@ export class Executor {
         arguments: args,
         argsHash,
         safety: effects.safety,
+        effects,
       });
       if (verdict.action !== 'run') {
         const message =
@@ -246,7 +271,7 @@ export class Executor {
     }
     const waitMs = this.#rates.take(
       tool.name,
-      this.#settings.rateLimits[tool.name] ?? tool.rateLimit,
+      runtime.rateLimit ?? this.#settings.rateLimits[tool.name] ?? tool.rateLimit,
     );
     if (waitMs > 0) {
       const message = `${tool.name} is over its rate limit; try again in ${formatDuration(waitMs)}`;
@@ -273,19 +298,94 @@ export class Executor {
           }
         : undefined;
 
+    const changed = new Set<string>();
     const outcome = await this.#runWithRetries(
       call,
       tool,
       args,
       options,
       state,
-      config,
+      runtime,
       logger,
       recordIntent,
+      changed,
     );
+    for (const path of changed) {
+      try {
+        this.#options.onFileChanged?.({
+          path,
+          callId: call.id,
+          tool: tool.name,
+          note: options.note,
+        });
+      } catch (error) {
+        logger.warn({ err: error }, 'file change listener failed');
+      }
+    }
     if ('status' in outcome) return this.#finish(call, state, outcome);
-    if (cacheKey !== undefined) this.#cache.set(cacheKey, outcome);
-    return this.#finish(call, state, outcome);
+    const capped = capOutput(
+      outcome,
+      runtime.maxOutputBytes ?? tool.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+    );
+    if (cacheKey !== undefined) this.#cache.set(cacheKey, capped);
+    return this.#finish(call, state, capped);
+  }
+
+  /**
+   * Hold a call's slot until its handler has settled and its processes are gone; a handler that
+   * is still running a grace period after its outcome (it ignores its abort signal) is reported,
+   * and its slot stays taken rather than the cap being silently exceeded.
+   */
+  async #holdSlot(run: Attempt, tool: Tool, call: ToolCall, logger: Logger): Promise<void> {
+    await run.outcome;
+    let stuck = false;
+    const timer = setTimeout(() => {
+      stuck = true;
+      this.#stuck += 1;
+      logger.error(
+        { tool: tool.name, callId: call.id, processes: run.processes.groups },
+        'a call went on after its timeout or abort: its slot stays taken until it stops',
+      );
+    }, this.#settings.stuckGraceMs);
+    timer.unref();
+    try {
+      await run.settled;
+    } finally {
+      clearTimeout(timer);
+      if (stuck) this.#stuck -= 1;
+    }
+  }
+
+  /**
+   * What a tool's effects function and preview may look at: its config and file access.
+   * @param tool a registered tool.
+   */
+  async facts(tool: Tool): Promise<CallFacts> {
+    const runtime = await this.#runtimeOf(tool, this.#settings.logger);
+    return { config: runtime.config, files: runtime.files };
+  }
+
+  /** A tool's config, file access and limits, from the daemon's packs or the options. */
+  async #runtimeOf(tool: Tool, logger: Logger): Promise<ToolRuntime & { files: SharedAccess }> {
+    let runtime: ToolRuntime | undefined;
+    try {
+      runtime = this.#options.runtime?.(tool);
+    } catch (error) {
+      logger.error({ err: error }, 'reading the tool runtime failed');
+    }
+    const config = runtime?.config ?? this.#configOf(tool.name, logger);
+    const files = (runtime?.files as SharedAccess | undefined) ?? (await this.#defaultAccess());
+    return { ...runtime, config, files };
+  }
+
+  #access: Promise<SharedAccess> | undefined;
+
+  #defaultAccess(): Promise<SharedAccess> {
+    const vault = this.#options.vault;
+    this.#access ??= createVaultAccess({
+      roots: vault === undefined ? [] : [{ name: 'vault', path: vault, writable: true }],
+    });
+    return this.#access;
   }
 
   async #runWithRetries(
@@ -294,18 +394,23 @@ export class Executor {
     args: Record<string, unknown>,
     options: ExecuteOptions,
     state: CallState,
-    config: Readonly<Record<string, unknown>>,
+    runtime: ToolRuntime & { files: SharedAccess },
     logger: Logger,
     recordIntent: (() => Promise<Failure | undefined>) | undefined,
+    changed: Set<string>,
   ): Promise<FormattedOutput | Failure> {
-    const { attempts: maxAttempts, baseDelayMs, timeoutMs } = this.#settings;
-    const makeContext = (signal: AbortSignal): ToolContext => ({
+    const { attempts: maxAttempts, baseDelayMs } = this.#settings;
+    const timeoutMs = runtime.timeoutMs ?? tool.timeoutMs ?? this.#settings.timeoutMs;
+    const files = runtime.files.forCall((path: string) => changed.add(path));
+    const makeContext = (signal: AbortSignal, processes: CallProcesses): ToolContext => ({
       signal,
       logger,
       vault: this.#options.vault,
       note: options.note,
       callId: call.id,
-      config,
+      config: runtime.config,
+      files,
+      exec: (file, args, execOptions) => processes.exec(file, args, execOptions),
       progress: (update) => {
         try {
           options.onProgress?.(update);
@@ -325,21 +430,34 @@ export class Executor {
           state.attempts += 1;
         },
       };
-      // The slot covers the handler only; a call aborted while queued answers at once. The intent
-      // of a call with side effects is recorded inside the slot, just before the handler first
-      // runs: a call still queued at a crash never started, and is not reported as interrupted.
+      // The slot is taken by the handler and held until it has really settled and every process
+      // it started is gone, even after the call timed out: the cap counts what runs. A call
+      // aborted while queued answers at once. The intent of a call with side effects is recorded
+      // inside the slot, just before the handler first runs: a call still queued at a crash
+      // never started, and is not reported as interrupted.
       let intentFailure: Failure | undefined;
-      const raced = await raceAbort(
-        this.#limit(async () => {
-          if (attempt === 1 && recordIntent !== undefined) {
-            intentFailure = await recordIntent();
-            if (intentFailure !== undefined)
-              return { kind: 'interrupted', started: false } as const;
+      let deliver: (outcome: AttemptOutcome) => void = () => undefined;
+      const delivered = new Promise<AttemptOutcome>((resolve) => (deliver = resolve));
+      void this.#limit(async () => {
+        if (options.signal?.aborted === true) {
+          deliver({ kind: 'interrupted', started: false });
+          return;
+        }
+        if (attempt === 1 && recordIntent !== undefined) {
+          intentFailure = await recordIntent();
+          if (intentFailure !== undefined) {
+            deliver({ kind: 'interrupted', started: false });
+            return;
           }
-          return runAttempt(attemptInput);
-        }),
-        options.signal,
-      );
+        }
+        const run = startAttempt(attemptInput);
+        void run.outcome.then(deliver);
+        await this.#holdSlot(run, tool, call, logger);
+      }).catch((error: unknown) => {
+        logger.error({ err: error }, 'executor slot failed');
+        deliver({ kind: 'thrown', error });
+      });
+      const raced = await raceAbort(delivered, options.signal);
       if (intentFailure !== undefined) return intentFailure;
       const outcome: AttemptOutcome = raced.aborted
         ? { kind: 'interrupted', started: false }
@@ -587,6 +705,7 @@ function normaliseOptions(options: ExecutorOptions): Settings {
     rateLimits,
     hooks: options.hooks ?? {},
     logger: options.logger ?? silentLogger(),
+    stuckGraceMs: options.stuckGraceMs ?? 10_000,
   };
 }
 

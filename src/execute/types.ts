@@ -1,7 +1,14 @@
 import type { Logger } from 'pino';
 import type { ResultError } from '../protocol/errors.ts';
 import type { Authorization, Gate } from '../approval/gate.ts';
-import type { RateLimit, Tool, ToolCall, ToolProgress, ToolResult } from '../protocol/types.ts';
+import type {
+  RateLimit,
+  Tool,
+  ToolCall,
+  ToolProgress,
+  ToolResult,
+  VaultAccess,
+} from '../protocol/types.ts';
 
 /** Functions called around every call; their failures are logged and never fail the call. */
 export interface ExecutorHooks {
@@ -37,6 +44,40 @@ export interface ExecutorOptions {
   readonly toolConfig?: (name: string) => Readonly<Record<string, unknown>>;
   /** Absolute path of the vault, handed to tools as `ctx.vault`. */
   readonly vault?: string;
+  /**
+   * A tool's config, file access and limits (the daemon takes them from the tool's pack); without
+   * it `toolConfig` gives the config and the vault is the only root.
+   */
+  readonly runtime?: (tool: Tool) => ToolRuntime | undefined;
+  /** Told about every file a call wrote (through `ctx.files.changed`), after the call. */
+  readonly onFileChanged?: (event: FileChange) => void;
+  /**
+   * How long after its timeout or abort a handler may go on before it is reported as stuck (its
+   * slot stays taken); default 10 000 ms.
+   */
+  readonly stuckGraceMs?: number;
+}
+
+/** What a tool gets from where it is configured. */
+export interface ToolRuntime {
+  /** The tool's pack config. */
+  readonly config: Readonly<Record<string, unknown>>;
+  /** Paths the tool may touch; default the vault. */
+  readonly files?: VaultAccess;
+  /** Per-tool overrides from config (`tools.<pack>.limits.<tool>`). */
+  readonly timeoutMs?: number;
+  readonly maxOutputBytes?: number;
+  readonly rateLimit?: RateLimit;
+}
+
+/** A file a call wrote. */
+export interface FileChange {
+  /** Absolute real path. */
+  readonly path: string;
+  readonly callId: string;
+  readonly tool: string;
+  /** The note the call came from, when there is one. */
+  readonly note: string | undefined;
 }
 
 /** Per-call options of {@link Executor.execute}. */

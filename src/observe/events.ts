@@ -12,6 +12,10 @@ export interface DaemonEventMap {
   'tool.result': { note: string; callId: string; tool: string; result: ToolResult };
   'note.moved': { note: string; from: string; to: string; state: string };
   'approval.requested': { note: string; callIds: string[]; tools: string[] };
+  /** A tool wrote a file (seed protocol `file.changed`); `path` is vault-relative when inside it. */
+  'file.changed': { path: string; tool: string; callId: string; note: string | null };
+  /** A pack's tools changed while running (an MCP server's list, a restart). */
+  'tools.changed': { added: string[]; removed: string[] };
 }
 
 /** Name of a daemon event. */

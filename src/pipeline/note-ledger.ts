@@ -19,7 +19,9 @@ export async function markNoteWritten(ctx: PipelineContext, path: string): Promi
   const keys: string[] = [];
   for (const call of parsed.calls) {
     const checked = ctx.executor.check({ id: call.id, name: call.name, arguments: call.arguments });
-    if (!checked.ok || effectsOf(checked.tool, checked.args).readOnly) continue;
+    if (!checked.ok) continue;
+    const facts = await ctx.executor.facts(checked.tool);
+    if ((await effectsOf(checked.tool, checked.args, facts)).readOnly) continue;
     const key = callKey(
       { id: call.id, explicitId: call.explicitId, argsHash: hashArguments(checked.args) },
       basename(path),

@@ -1,12 +1,17 @@
-import type { Tool } from '../protocol/types.ts';
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { Preview, PreviewBasis, Tool } from '../protocol/types.ts';
 import type { PipelineContext } from './context.ts';
 
 /** How long a tool's preview may take before the call is shown without one. */
 const PREVIEW_DEADLINE_MS = 5_000;
+/** A preview longer than this is cut (the whole call is still in the json block). */
+const PREVIEW_MAX_CHARS = 20_000;
 
 /**
  * What a call would do, for the human who decides it: the tool's `preview` of the normalised
- * arguments, or undefined when the tool has none, it failed or it took longer than 5 s.
+ * arguments (a text or a unified diff, with the files it was made from), bounded in size, or
+ * undefined when the tool has none, it failed or it took longer than 5 s (it is aborted then).
  * @param ctx the pipeline context.
  * @param tool the call's tool.
  * @param args the normalised arguments.
@@ -15,26 +20,76 @@ export async function makePreview(
   ctx: PipelineContext,
   tool: Tool,
   args: Readonly<Record<string, unknown>>,
-): Promise<string | undefined> {
+): Promise<Preview | undefined> {
   if (tool.preview === undefined) return undefined;
+  const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   try {
+    const facts = await ctx.executor.facts(tool);
     const made = Promise.resolve(
       tool.preview(args as Record<string, unknown>, {
-        config: ctx.config.tools[tool.name] ?? {},
+        config: facts.config,
         vault: ctx.layout.root,
+        files: facts.files,
+        signal: controller.signal,
       }),
     );
     const late = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), PREVIEW_DEADLINE_MS);
+      timer = setTimeout(() => {
+        controller.abort();
+        resolve(undefined);
+      }, PREVIEW_DEADLINE_MS);
     });
     const preview = await Promise.race([made, late]);
-    if (preview === undefined) ctx.logger.warn({ tool: tool.name }, 'preview took too long');
-    return typeof preview === 'string' ? ctx.redact(preview) : undefined;
+    if (preview === undefined) {
+      if (controller.signal.aborted) ctx.logger.warn({ tool: tool.name }, 'preview took too long');
+      return undefined;
+    }
+    const given: Preview = typeof preview === 'string' ? { kind: 'text', text: preview } : preview;
+    let text = ctx.redact(String(given.text));
+    if (text.length > PREVIEW_MAX_CHARS) {
+      text = `${text.slice(0, PREVIEW_MAX_CHARS)}\n… (${text.length - PREVIEW_MAX_CHARS} more characters not shown)`;
+    }
+    return {
+      kind: given.kind === 'diff' ? 'diff' : 'text',
+      text,
+      ...(given.basis === undefined ? {} : { basis: given.basis }),
+    };
   } catch (error) {
     ctx.logger.warn({ err: error, tool: tool.name }, 'preview failed');
     return undefined;
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/**
+ * Whether the files a preview was made from are as they were: an approved change to a file that
+ * changed while the call waited must be shown again, never written over the new content.
+ * @param basis the preview's basis.
+ * @returns the paths that changed (empty when all hold).
+ */
+export async function changedBasis(basis: readonly PreviewBasis[] | undefined): Promise<string[]> {
+  const changed: string[] = [];
+  for (const entry of basis ?? []) {
+    if ((await fileHash(entry.path)) !== entry.sha256) changed.push(entry.path);
+  }
+  return changed;
+}
+
+/**
+ * The SHA-256 of a file's content, or null when it does not exist.
+ * @param path absolute path.
+ */
+export async function fileHash(path: string): Promise<string | null> {
+  try {
+    return createHash('sha256')
+      .update(await readFile(path))
+      .digest('hex');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    // A folder, or no permission: a value no hash can equal, so the basis does not hold.
+    return `unreadable:${code ?? 'error'}`;
   }
 }

@@ -18,7 +18,7 @@ import { callKey, fsyncDirectory, VaultIoError } from '../vault/index.ts';
 import type { FolderKind } from '../vault/watcher.ts';
 import type { PipelineContext } from './context.ts';
 import { makePipelineResult } from './make-result.ts';
-import { makePreview } from './preview.ts';
+import { changedBasis, makePreview } from './preview.ts';
 import { replayResult } from './replay.ts';
 
 /** A result and the offset of its block, for writing results in block order. */
@@ -129,7 +129,7 @@ export async function settleCalls(ctx: PipelineContext, work: NoteWork): Promise
       continue;
     }
     const { tool, args } = checked;
-    const effects = effectsOf(tool, args);
+    const effects = await effectsOf(tool, args, await ctx.executor.facts(tool));
     const argsHash = hashArguments(args);
     const gateCall: GateCall = {
       id: found.id,
@@ -137,6 +137,7 @@ export async function settleCalls(ctx: PipelineContext, work: NoteWork): Promise
       arguments: args,
       argsHash,
       safety: effects.safety,
+      effects,
       allowedTools: allowed.allowed,
     };
     let key: string | null = null;
@@ -343,12 +344,17 @@ async function decideAsking(
           }),
         };
       }
-      const editedEffects = effectsOf(checked.tool, checked.args);
+      const editedEffects = await effectsOf(
+        checked.tool,
+        checked.args,
+        await ctx.executor.facts(checked.tool),
+      );
       call = {
         ...gateCall,
         arguments: checked.args,
         argsHash: hashArguments(checked.args),
         safety: editedEffects.safety,
+        effects: editedEffects,
       };
       originalArguments = { ...gateCall.arguments };
     }
@@ -367,6 +373,14 @@ async function decideAsking(
         }),
       };
     }
+    const stale = await changedBasis(current.basis);
+    if (stale.length > 0) {
+      // The human approved a change to a file that changed since: show it again, never overwrite.
+      await requests?.setState(current.id, 'superseded');
+      return waitFor(ctx, work, ask, [
+        `${stale.map((p) => relativePath(ctx, p)).join(', ')} changed after the preview was made; look at the new preview and decide again`,
+      ]);
+    }
     const consumed = await ctx.gate.consume(current, call, work.origin);
     if (!consumed.ok)
       return reject(`${consumed.problem}; write the call again if it is still needed`);
@@ -379,7 +393,7 @@ async function decideAsking(
       runnable: {
         call: { id: found.id, name: found.name, arguments: { ...call.arguments } },
         auth: consumed.auth,
-        effects: originalArguments === undefined ? effects : effectsOf(ask.tool, call.arguments),
+        effects: call.effects ?? effects,
         key:
           ask.key === null
             ? null
@@ -426,7 +440,9 @@ async function waitFor(
   existing?: ApprovalRequest,
   shown?: Record<string, unknown>,
 ): Promise<AskOutcome> {
-  const preview = await makePreview(ctx, ask.tool, ask.gateCall.arguments);
+  // A call that already waits keeps the preview the human was shown; a new request gets one.
+  const preview =
+    existing === undefined ? await makePreview(ctx, ask.tool, ask.gateCall.arguments) : undefined;
   const request =
     existing ??
     (await ctx.gate.ask({
@@ -444,7 +460,8 @@ async function waitFor(
       requestedAt: request.requestedAt,
       nonce: request.id,
       reason: ask.reason,
-      ...(preview === undefined ? {} : { preview }),
+      ...(request.preview === null ? {} : { preview: request.preview }),
+      ...(request.previewKind === undefined ? {} : { previewKind: request.previewKind }),
       ...(problems.length > 0 ? { problems } : {}),
     },
   };
@@ -588,6 +605,10 @@ async function runOne(
  */
 function mayHaveTakenEffect(result: ToolResult): boolean {
   return result.metadata.may_have_acted !== false;
+}
+
+function relativePath(ctx: PipelineContext, path: string): string {
+  return path.startsWith(`${ctx.layout.root}/`) ? path.slice(ctx.layout.root.length + 1) : path;
 }
 
 function folderOf(ctx: PipelineContext, kind: FolderKind): string {

@@ -1,8 +1,8 @@
-import { ajv, type ValidateFunction } from './ajv.ts';
+import { compileSchema, upgradeDraft7, type ValidateFunction } from './ajv.ts';
+import { isRecord, TOOL_NAME_PATTERN } from './names.ts';
 import { SAFETY_LEVELS, type JsonSchema, type Tool, type ToolDefinition } from './types.ts';
 
-/** What a tool name must look like: snake_case starting with a letter. */
-export const TOOL_NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
+export { TOOL_NAME_PATTERN } from './names.ts';
 
 /** The JSON Schema types a parameter may declare. */
 export const PARAMETER_TYPES: readonly string[] = [
@@ -12,6 +12,7 @@ export const PARAMETER_TYPES: readonly string[] = [
   'integer',
   'object',
   'array',
+  'null',
 ];
 
 const validators = new WeakMap<object, ValidateFunction>();
@@ -19,11 +20,12 @@ const validators = new WeakMap<object, ValidateFunction>();
 /**
  * Declare a tool: check its invariants, fill in defaults and compile its argument validator once.
  * Defaults: `categories` [], `required` [], `readOnly` false, `idempotent` false.
- * @param def the tool as its author writes it.
- * @returns the frozen tool, with `inputSchema` (type object, additionalProperties false).
+ * @param def the tool as its author writes it: `parameters` (a closed object of named
+ *   parameters) or `input` (any JSON Schema of an object, draft-07 or 2020-12).
+ * @returns the frozen tool, with `inputSchema`.
  * @throws Error quoting the bad value for a name that is not snake_case, an undeclared required
  *   parameter, an unknown safety level, a parameter type outside the supported ones, or a
- *   parameter schema or output schema that Ajv cannot compile.
+ *   schema Ajv cannot compile.
  */
 export function defineTool<Args = Record<string, unknown>>(def: ToolDefinition<Args>): Tool<Args> {
   if (typeof def !== 'object' || def === null) {
@@ -41,36 +43,61 @@ export function defineTool<Args = Record<string, unknown>>(def: ToolDefinition<A
       `${where}: unknown safety level ${quote(def.safety)}; expected one of: ${SAFETY_LEVELS.join(', ')}`,
     );
   }
-  if (typeof def.handler !== 'function') {
-    throw new Error(`${where}: handler must be a function, got ${quote(def.handler)}`);
+  for (const field of ['handler', 'preview', 'normalize'] as const) {
+    const value = def[field];
+    if ((field === 'handler' || value !== undefined) && typeof value !== 'function') {
+      throw new Error(`${where}: ${field} must be a function, got ${quote(value)}`);
+    }
   }
-  if (def.normalize !== undefined && typeof def.normalize !== 'function') {
-    throw new Error(`${where}: normalize must be a function, got ${quote(def.normalize)}`);
-  }
-  if (def.preview !== undefined && typeof def.preview !== 'function') {
-    throw new Error(`${where}: preview must be a function, got ${quote(def.preview)}`);
-  }
-  const parameters = checkParameters(where, def.parameters);
-  const required = checkStringList(where, 'required', def.required);
-  for (const entry of required) {
-    if (!Object.hasOwn(parameters, entry)) {
-      throw new Error(
-        `${where}: required parameter ${quote(entry)} is not declared in parameters` +
-          ` (declared: ${Object.keys(parameters).join(', ') || 'none'})`,
-      );
+  checkEffects(where, def.effects);
+  for (const field of ['timeoutMs', 'maxOutputBytes'] as const) {
+    const value = def[field];
+    if (value !== undefined && (!Number.isInteger(value) || value <= 0)) {
+      throw new Error(`${where}: ${field} must be a positive integer, got ${quote(value)}`);
     }
   }
   const categories = checkStringList(where, 'categories', def.categories);
   const readOnly = checkFlag(where, 'readOnly', def.readOnly);
   const idempotent = checkFlag(where, 'idempotent', def.idempotent);
+  const openWorld = checkFlag(where, 'openWorld', def.openWorld);
   if (def.rateLimit !== undefined) checkRateLimit(where, def.rateLimit);
 
-  const inputSchema = deepFreeze({
-    type: 'object',
-    properties: parameters,
-    required: [...required],
-    additionalProperties: false,
-  });
+  let parameters: Record<string, JsonSchema>;
+  let required: readonly string[];
+  let inputSchema: JsonSchema;
+  if (def.input !== undefined) {
+    if (def.parameters !== undefined) {
+      throw new Error(`${where}: give parameters or input, not both`);
+    }
+    inputSchema = deepFreeze(checkInput(where, def.input));
+    parameters = deepFreeze(
+      isRecord(inputSchema['properties'])
+        ? (inputSchema['properties'] as Record<string, JsonSchema>)
+        : {},
+    );
+    required = Object.freeze(
+      Array.isArray(inputSchema['required'])
+        ? inputSchema['required'].filter((r): r is string => typeof r === 'string')
+        : [],
+    );
+  } else {
+    parameters = checkParameters(where, def.parameters ?? {});
+    required = checkStringList(where, 'required', def.required);
+    for (const entry of required) {
+      if (!Object.hasOwn(parameters, entry)) {
+        throw new Error(
+          `${where}: required parameter ${quote(entry)} is not declared in parameters` +
+            ` (declared: ${Object.keys(parameters).join(', ') || 'none'})`,
+        );
+      }
+    }
+    inputSchema = deepFreeze({
+      type: 'object',
+      properties: parameters,
+      required: [...required],
+      additionalProperties: false,
+    });
+  }
   const validate = compileInput(where, inputSchema, parameters);
   const outputSchema =
     def.outputSchema === undefined
@@ -90,6 +117,7 @@ export function defineTool<Args = Record<string, unknown>>(def: ToolDefinition<A
     categories: Object.freeze([...categories]),
     readOnly,
     idempotent,
+    ...(def.openWorld === undefined ? {} : { openWorld }),
     inputSchema,
     handler: def.handler,
     ...(outputSchema === undefined ? {} : { outputSchema }),
@@ -97,10 +125,31 @@ export function defineTool<Args = Record<string, unknown>>(def: ToolDefinition<A
     ...(def.rateLimit === undefined ? {} : { rateLimit: Object.freeze({ ...def.rateLimit }) }),
     ...(def.preview === undefined ? {} : { preview: def.preview }),
     ...(def.normalize === undefined ? {} : { normalize: def.normalize }),
+    ...(def.effects === undefined
+      ? {}
+      : {
+          effects:
+            typeof def.effects === 'function' ? def.effects : Object.freeze({ ...def.effects }),
+        }),
+    ...(def.timeoutMs === undefined ? {} : { timeoutMs: def.timeoutMs }),
+    ...(def.maxOutputBytes === undefined ? {} : { maxOutputBytes: def.maxOutputBytes }),
   };
   Object.freeze(tool);
   validators.set(tool, validate);
   return tool;
+}
+
+/**
+ * The same tool from another pack: a copy that names its pack (for listings and config).
+ * @param tool a declared tool.
+ * @param pack the pack's name.
+ */
+export function withPack<Args>(tool: Tool<Args>, pack: string): Tool<Args> {
+  if (tool.pack === pack) return tool;
+  const copy = Object.freeze({ ...tool, pack });
+  const validate = validators.get(tool);
+  if (validate !== undefined) validators.set(copy, validate);
+  return copy;
 }
 
 /** True when `value` is a tool returned by {@link defineTool}. */
@@ -115,7 +164,7 @@ export function isDefinedTool(value: unknown): value is Tool {
 export function getValidator(tool: Tool<unknown>): ValidateFunction {
   let validate = validators.get(tool);
   if (validate === undefined) {
-    validate = ajv.compile(tool.inputSchema);
+    validate = compileSchema(tool.inputSchema);
     validators.set(tool, validate);
   }
   return validate;
@@ -130,15 +179,43 @@ function checkName(name: unknown): string {
   return name;
 }
 
+function checkEffects(where: string, effects: unknown): void {
+  if (effects === undefined || typeof effects === 'function') return;
+  const ok =
+    isRecord(effects) &&
+    SAFETY_LEVELS.includes(effects['safety'] as never) &&
+    typeof effects['readOnly'] === 'boolean' &&
+    typeof effects['idempotent'] === 'boolean';
+  if (!ok) {
+    throw new Error(
+      `${where}: effects must be a function or {safety, readOnly, idempotent}, got ${quote(effects)}`,
+    );
+  }
+}
+
+function checkInput(where: string, input: unknown): JsonSchema {
+  if (!isRecord(input)) {
+    throw new Error(`${where}: input must be a JSON Schema object, got ${quote(input)}`);
+  }
+  const copy = cloneSchema(where, 'input', input);
+  const type = copy['type'];
+  if (type !== undefined && type !== 'object') {
+    throw new Error(
+      `${where}: input must describe an object (type "object"), got type ${quote(type)}`,
+    );
+  }
+  return upgradeDraft7({ type: 'object', ...copy }) as JsonSchema;
+}
+
 function checkParameters(where: string, parameters: unknown): Record<string, JsonSchema> {
-  if (!isPlainObject(parameters)) {
+  if (!isRecord(parameters)) {
     throw new Error(
       `${where}: parameters must be an object of JSON Schemas keyed by parameter name, got ${quote(parameters)}`,
     );
   }
   const copy = cloneSchema(where, 'parameters', parameters);
   for (const [param, schema] of Object.entries(copy)) {
-    if (!isPlainObject(schema)) {
+    if (!isRecord(schema)) {
       throw new Error(
         `${where}: parameter '${param}' must be a JSON Schema object, got ${quote(schema)}`,
       );
@@ -158,18 +235,16 @@ function checkParameters(where: string, parameters: unknown): Record<string, Jso
 }
 
 function checkSchema(where: string, field: string, schema: unknown): JsonSchema {
-  if (!isPlainObject(schema)) {
+  if (!isRecord(schema)) {
     throw new Error(`${where}: ${field} must be a JSON Schema object, got ${quote(schema)}`);
   }
   const copy = deepFreeze(cloneSchema(where, field, schema));
   try {
-    ajv.compile(copy);
+    compileSchema(copy);
   } catch (error) {
     throw new Error(
       `${where}: ${field} ${quote(copy)} is not a valid JSON Schema: ${messageOf(error)}`,
-      {
-        cause: error,
-      },
+      { cause: error },
     );
   }
   return copy;
@@ -181,18 +256,20 @@ function compileInput(
   parameters: Record<string, JsonSchema>,
 ): ValidateFunction {
   try {
-    return ajv.compile(inputSchema);
+    return compileSchema(inputSchema);
   } catch (error) {
     // Find the parameter to blame, so the message quotes the schema the author has to fix.
     for (const [param, schema] of Object.entries(parameters)) {
-      if (!ajv.validateSchema(schema)) {
+      try {
+        compileSchema(schema);
+      } catch (inner) {
         throw new Error(
-          `${where}: parameter '${param}' has a schema Ajv cannot compile ${quote(schema)}: ${ajv.errorsText(ajv.errors)}`,
+          `${where}: parameter '${param}' has a schema Ajv cannot compile ${quote(schema)}: ${messageOf(inner)}`,
           { cause: error },
         );
       }
     }
-    throw new Error(`${where}: the parameters schema cannot be compiled: ${messageOf(error)}`, {
+    throw new Error(`${where}: the input schema cannot be compiled: ${messageOf(error)}`, {
       cause: error,
     });
   }
@@ -216,7 +293,7 @@ function checkFlag(where: string, field: string, value: unknown): boolean {
 
 function checkRateLimit(where: string, limit: unknown): void {
   const ok =
-    isPlainObject(limit) &&
+    isRecord(limit) &&
     Number.isInteger(limit['max']) &&
     (limit['max'] as number) > 0 &&
     typeof limit['windowMs'] === 'number' &&
@@ -244,10 +321,6 @@ function deepFreeze<T>(value: T): T {
     for (const child of Object.values(value)) deepFreeze(child);
   }
   return value;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function messageOf(error: unknown): string {

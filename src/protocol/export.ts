@@ -82,8 +82,10 @@ export function toAnthropicTools(tools: readonly Tool<unknown>[]): AnthropicTool
 }
 
 /**
- * Export tools as MCP tools, with annotations derived from the declaration: `readOnlyHint` from
- * `readOnly`, `destructiveHint` from safety `dangerous`, `idempotentHint` from `idempotent`. `outputSchema` is included when the tool declares an object-typed one.
+ * Export tools as MCP tools, with annotations derived from the declaration (the most dangerous a
+ * call of the tool can be): `readOnlyHint` from `readOnly`, `destructiveHint` from safety
+ * `dangerous`, `idempotentHint` from `idempotent`, `openWorldHint` from `openWorld` (or the `web`
+ * and `network` categories). `outputSchema` is included when the tool declares an object-typed one.
  * @param tools declared tools, e.g. `registry.list()`.
  */
 export function toMcpTools(tools: readonly Tool<unknown>[]): McpTool[] {
@@ -98,6 +100,8 @@ export function toMcpTools(tools: readonly Tool<unknown>[]): McpTool[] {
       readOnlyHint: tool.readOnly,
       destructiveHint: tool.safety === 'dangerous',
       idempotentHint: tool.idempotent,
+      openWorldHint:
+        tool.openWorld ?? (tool.categories.includes('web') || tool.categories.includes('network')),
     },
   }));
 }

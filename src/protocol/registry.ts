@@ -9,9 +9,20 @@ export interface ToolFilter {
   readonly categories?: readonly string[];
 }
 
-/** The tools vaultd knows, by name; registering a name again replaces the tool. */
+/** What changed in a {@link ToolRegistry}. */
+export interface RegistryChange {
+  readonly added: readonly string[];
+  readonly removed: readonly string[];
+}
+
+/**
+ * The tools vaultd knows, by name; registering a name again replaces the tool. Tools may come and
+ * go while the daemon runs (a pack's server restarts, an MCP server's list changes); listeners
+ * hear of every change.
+ */
 export class ToolRegistry {
   readonly #tools = new Map<string, Tool>();
+  readonly #listeners = new Set<(change: RegistryChange) => void>();
 
   /**
    * Add a tool, replacing any tool of the same name.
@@ -25,12 +36,58 @@ export class ToolRegistry {
       isDefinedTool(toolOrDefinition) ? toolOrDefinition : defineTool(toolOrDefinition)
     ) as Tool;
     this.#tools.set(tool.name, tool);
+    this.#emit({ added: [tool.name], removed: [] });
     return tool;
   }
 
   /** Remove a tool; returns whether it was registered. */
   unregister(name: string): boolean {
-    return this.#tools.delete(name);
+    const removed = this.#tools.delete(name);
+    if (removed) this.#emit({ added: [], removed: [name] });
+    return removed;
+  }
+
+  /**
+   * Make a pack's tools exactly these, in one change: its other tools are removed.
+   * @param pack the pack's name (tools are matched by their `pack`).
+   * @param tools the pack's tools now; each must name the pack.
+   */
+  replacePack(pack: string, tools: readonly Tool[]): RegistryChange {
+    const removed: string[] = [];
+    const wanted = new Set(tools.map((t) => t.name));
+    for (const [name, tool] of this.#tools) {
+      if (tool.pack === pack && !wanted.has(name)) {
+        this.#tools.delete(name);
+        removed.push(name);
+      }
+    }
+    const added: string[] = [];
+    for (const tool of tools) {
+      if (this.#tools.get(tool.name) !== tool) added.push(tool.name);
+      this.#tools.set(tool.name, tool);
+    }
+    const change = { added, removed };
+    if (added.length > 0 || removed.length > 0) this.#emit(change);
+    return change;
+  }
+
+  /**
+   * Hear of every change; returns the unsubscribe.
+   * @param listener called after each change; its errors are ignored.
+   */
+  onChange(listener: (change: RegistryChange) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #emit(change: RegistryChange): void {
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener(change);
+      } catch {
+        // A listener's failure is its own.
+      }
+    }
   }
 
   /** The tool of that name, or undefined when none is registered. */

@@ -7,8 +7,132 @@ export type SafetyLevel = 'safe' | 'cautious' | 'dangerous';
 /** The safety levels from least to most dangerous. */
 export const SAFETY_LEVELS: readonly SafetyLevel[] = ['safe', 'cautious', 'dangerous'];
 
-/** A JSON Schema object, as Ajv 8 (draft-07 / 2019-09 keywords) understands it. */
+/** A JSON Schema object (draft-07 or 2020-12, as Ajv 8 understands them). */
 export type JsonSchema = { [key: string]: unknown };
+
+/** What a call may do, decided once per call from its tool and normalised arguments. */
+export interface Effects {
+  readonly safety: SafetyLevel;
+  /** The call only reads: no ledger intent, results cached, recoverable failures retried. */
+  readonly readOnly: boolean;
+  /** Running it twice has the effect of running it once. */
+  readonly idempotent: boolean;
+  /** Why, for the human and the log (e.g. "the working tree has uncommitted changes"). */
+  readonly reason?: string;
+}
+
+/** What an effects function may look at besides the arguments. */
+export interface CallFacts {
+  /** The tool's pack config (`tools.<pack>`), frozen. */
+  readonly config: Readonly<Record<string, unknown>>;
+  /** Paths the tool may touch, resolved inside its roots. */
+  readonly files: VaultAccess;
+}
+
+/** A function of a call's normalised arguments giving its effects (may be async). */
+// Declared as a method so that a tool of any argument type fits where tools of all types are held.
+export type EffectsFunction<Args> = {
+  effects(args: Args, facts: CallFacts): Effects | Promise<Effects>;
+}['effects'];
+
+/** A tool's effects: fixed, or a function of the normalised arguments. */
+export type EffectsSpec<Args> = Effects | EffectsFunction<Args>;
+
+/** What a preview was made from: the state of a file a human approves a change to. */
+export interface PreviewBasis {
+  /** Absolute real path of the file. */
+  readonly path: string;
+  /** SHA-256 of its content when the preview was made; null when it did not exist. */
+  readonly sha256: string | null;
+}
+
+/** What a call would do, shown to the human who decides it. */
+export interface Preview {
+  /** `diff` is a unified diff, shown in a `diff` block. */
+  readonly kind: 'text' | 'diff';
+  readonly text: string;
+  /**
+   * The files the preview was made from: checked again before an approved call runs, and when
+   * one changed meanwhile the call is put before the human again instead of running.
+   */
+  readonly basis?: readonly PreviewBasis[];
+}
+
+/** What a preview gets. */
+export interface PreviewContext {
+  readonly config: Readonly<Record<string, unknown>>;
+  readonly vault: string | undefined;
+  readonly files: VaultAccess;
+  /** Aborted at the preview deadline. */
+  readonly signal: AbortSignal;
+}
+
+/** A path resolved inside one of a tool's roots, on its real path. */
+export interface ResolvedPath {
+  /** Absolute real path (symbolic links resolved, also for the parent of a file not yet there). */
+  readonly path: string;
+  /** The root it is in. */
+  readonly root: FileRoot;
+  /** Path relative to the root, with `/` separators (`.` for the root itself). */
+  readonly relative: string;
+  /** Whether something exists at the path now. */
+  readonly exists: boolean;
+}
+
+/** A folder tools may work in. */
+export interface FileRoot {
+  /** Name shown to agents and in messages (the vault is `vault`). */
+  readonly name: string;
+  /** Absolute real path. */
+  readonly path: string;
+  readonly writable: boolean;
+}
+
+/**
+ * Paths a tool may read or change: every path is resolved against a root and checked on its real
+ * path, so `..`, absolute paths elsewhere, links pointing out, sibling prefixes and NUL bytes
+ * cannot escape; vaultd's own folders are refused for writes (and its state for reads).
+ */
+export interface VaultAccess {
+  readonly roots: readonly FileRoot[];
+  /**
+   * Resolve a path an agent gave (relative to the first root, or absolute inside a root).
+   * @throws ToolError `PERMISSION_DENIED` outside the roots or on a protected path, `INVALID_PARAMS`
+   *   for a path that is not one (empty, NUL or control characters).
+   */
+  resolve(path: string, mode: 'read' | 'write'): Promise<ResolvedPath>;
+  /** A path as agents should see it: `root-relative` for the vault, `name:relative` elsewhere. */
+  display(resolved: ResolvedPath): string;
+  /** Record that a call wrote a file (a `file.changed` event follows the call). */
+  changed(path: string): void;
+}
+
+/** Options of {@link ToolContext.exec}. */
+export interface ExecOptions {
+  readonly cwd?: string;
+  /** The whole environment of the child (nothing is inherited unless passed here). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Written to the child's stdin, then closed. */
+  readonly input?: string;
+  /** Bytes kept of stdout and of stderr each; default 1 MiB. */
+  readonly maxOutputBytes?: number;
+  /** Killed (the whole process group) after this long; default: only the call's signal. */
+  readonly timeoutMs?: number;
+}
+
+/** How a child process ended. */
+export interface ExecResult {
+  /** Exit code, or null when a signal ended it. */
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** Output beyond `maxOutputBytes` was dropped. */
+  readonly truncated: boolean;
+  /** It was killed because of `timeoutMs` or the call's signal. */
+  readonly killed: boolean;
+  readonly durationMs: number;
+}
 
 /** Progress a long-running handler may report; forwarded to the event stream. */
 export interface ToolProgress {
@@ -27,10 +151,18 @@ export interface ToolContext {
   /** Vault-relative path of the note the call came from, when there is one. */
   readonly note: string | undefined;
   readonly callId: string;
-  /** This tool's section of the config (`tools.<name>`), frozen; `{}` when absent. */
+  /** This tool's pack config (`tools.<pack>`, defaults applied), frozen; `{}` when absent. */
   readonly config: Readonly<Record<string, unknown>>;
   /** Report progress; cheap, may be called often. */
   progress(update: ToolProgress): void;
+  /** Paths the tool may read or change, resolved inside its roots. */
+  readonly files: VaultAccess;
+  /**
+   * Run a program (never a shell) in a process group of its own, with capped output; the whole
+   * group is killed when the call's signal aborts, and the call's concurrency slot is held until
+   * every process of it is gone.
+   */
+  exec(file: string, args: readonly string[], options?: ExecOptions): Promise<ExecResult>;
 }
 
 /** Per-tool rate limit: at most `max` calls started in any `windowMs`. */
@@ -45,16 +177,36 @@ export interface ToolDefinition<Args = Record<string, unknown>> {
   readonly name: string;
   /** Written for the model: what the tool does, when to use it, what it returns. */
   readonly description: string;
-  /** JSON Schema of the `properties` of the arguments object (types string, boolean, number, integer, object, array). */
-  readonly parameters: { readonly [name: string]: JsonSchema };
+  /**
+   * JSON Schemas of the arguments by name (the arguments object is closed: no other key). Give
+   * this or `input`.
+   */
+  readonly parameters?: { readonly [name: string]: JsonSchema };
   /** Names of required parameters; each must be declared in `parameters`. */
   readonly required?: readonly string[];
+  /**
+   * The whole JSON Schema of the arguments object (`type: object`; draft-07 or 2020-12, `null`,
+   * `$defs`, open objects…), for tools whose schema comes from elsewhere (MCP servers).
+   */
+  readonly input?: JsonSchema;
+  /** The most dangerous level a call can reach: what exports show and what `effects` may not exceed. */
   readonly safety: SafetyLevel;
+  /**
+   * The effects of one call, when they depend on its arguments (listing branches is safe, creating
+   * one cautious). Without it: `safety`, `readOnly`, `idempotent` for every call.
+   */
+  readonly effects?: EffectsSpec<Args>;
+  /** This tool's own timeout; default the daemon's `timeout_ms`. */
+  readonly timeoutMs?: number;
+  /** Output (content and data) kept of a result; default 256 KiB. */
+  readonly maxOutputBytes?: number;
   readonly categories?: readonly string[];
   /** The tool only reads: results may be cached and recoverable failures retried. */
   readonly readOnly?: boolean;
   /** Running the same call twice has the same effect as once: recoverable failures retried. */
   readonly idempotent?: boolean;
+  /** The tool reaches beyond the vault (the web, a remote, a server): MCP's `openWorldHint`. */
+  readonly openWorld?: boolean;
   /** JSON Schema of structured output (`data`), exported to MCP as `outputSchema`. */
   readonly outputSchema?: JsonSchema;
   /** JSON Schema of this tool's config section (`tools.<name>`), checked when the config loads. */
@@ -68,19 +220,25 @@ export interface ToolDefinition<Args = Record<string, unknown>> {
    * save (control characters in a target, several targets in one value).
    */
   normalize?(args: Args): Args;
-  /** Human-readable preview of what the call would do, shown when asking for approval. */
-  preview?(args: Args, ctx: Pick<ToolContext, 'config' | 'vault'>): string | Promise<string>;
+  /** What the call would do, shown when asking for approval; a string is a text preview. */
+  preview?(
+    args: Args,
+    ctx: PreviewContext,
+  ): string | Preview | undefined | Promise<string | Preview | undefined>;
   handler(args: Args, ctx: ToolContext): unknown;
 }
 
 /** A declared tool: the definition checked, frozen, with its validator compiled once. */
 export interface Tool<Args = Record<string, unknown>> extends ToolDefinition<Args> {
   readonly categories: readonly string[];
+  readonly parameters: { readonly [name: string]: JsonSchema };
   readonly required: readonly string[];
   readonly readOnly: boolean;
   readonly idempotent: boolean;
-  /** The full JSON Schema of the arguments object (type object, properties, required, additionalProperties false). */
+  /** The full JSON Schema of the arguments object. */
   readonly inputSchema: JsonSchema;
+  /** The pack the tool came from (`web`, `filesystem`, a plugin's name…), when one did. */
+  readonly pack?: string;
 }
 
 /** A request to run a tool: SPEC section 3. */

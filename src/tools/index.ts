@@ -1,10 +1,17 @@
+import type { ToolPack } from '../protocol/pack.ts';
 import type { Tool } from '../protocol/types.ts';
-import { searchWeb } from './search-web/index.ts';
-import { sendNotification } from './send-notification/index.ts';
+import { webPack } from './search-web/pack.ts';
+import { notifyPack } from './send-notification/pack.ts';
+
+/** The packs vaultd ships with, in the order they start: adding a pack is one line here. */
+export const BUILTIN_PACKS: readonly ToolPack[] = [webPack, notifyPack];
 
 /**
- * The tools vaultd ships with, registered in every run.
+ * The tools of the built-in packs that run without any config, as declared (for listings and
+ * tests; a running daemon takes its tools from the packs it started).
  */
 export function builtinTools(): Tool[] {
-  return [searchWeb, sendNotification] as unknown as Tool[];
+  return BUILTIN_PACKS.filter((pack) => pack.enabledByDefault !== false).flatMap((pack) => [
+    ...(pack.staticTools ?? []),
+  ]);
 }

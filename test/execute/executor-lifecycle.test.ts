@@ -240,7 +240,10 @@ describe('Executor shutdown', () => {
       name: 'long',
       handler: (_args, ctx) => {
         handlerSignal = ctx.signal;
-        return new Promise(() => {});
+        // A well-behaved handler stops when its signal aborts.
+        return new Promise((_resolve, reject) =>
+          ctx.signal.addEventListener('abort', () => reject(new Error('aborted'))),
+        );
       },
     });
     const executor = new Executor(registry, { timeoutMs: 60_000 });
@@ -257,16 +260,22 @@ describe('Executor shutdown', () => {
     assert.equal(result.error?.code, 'INTERRUPTED');
     assert.equal(result.metadata.attempts, 1);
     assert.equal(handlerSignal?.aborted, true);
-    assert.equal(executor.active, 0);
+    await waitFor(
+      () => executor.active === 0,
+      2000,
+      'the slot to be free once the handler stopped',
+    );
   });
 
   it('never starts calls that are queued or not yet begun when the signal aborts', async () => {
     const started: string[] = [];
     const { registry } = registryWith({
       name: 'long',
-      handler: (args) => {
+      handler: (args, ctx) => {
         started.push(String(args['n']));
-        return new Promise(() => {});
+        return new Promise((_resolve, reject) =>
+          ctx.signal.addEventListener('abort', () => reject(new Error('aborted'))),
+        );
       },
       parameters: { n: { type: 'integer' } },
     });

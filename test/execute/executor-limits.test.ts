@@ -69,7 +69,7 @@ describe('Executor concurrency cap', () => {
 });
 
 describe('Executor timeout', () => {
-  it('times out a tool that never resolves and ignores its signal, and frees its slot', async () => {
+  it('times out a tool that stops on its signal, and frees its slot once it stopped', async () => {
     let seenSignal: AbortSignal | undefined;
     let fastRuns = 0;
     const { registry } = registryWith(
@@ -77,7 +77,9 @@ describe('Executor timeout', () => {
         name: 'hang',
         handler: (_args, ctx) => {
           seenSignal = ctx.signal;
-          return new Promise(() => {});
+          return new Promise((_resolve, reject) =>
+            ctx.signal.addEventListener('abort', () => reject(new Error('stopped'))),
+          );
         },
       },
       {
@@ -105,7 +107,49 @@ describe('Executor timeout', () => {
     const next = await following;
     assert.equal(next.success, true);
     assert.equal(fastRuns, 1);
-    assert.equal(executor.active, 0);
+    await waitFor(() => executor.active === 0, 2000, 'every slot free');
+  });
+
+  it('keeps the slot of a handler that ignores its signal, reports it stuck, and never exceeds the cap', async () => {
+    let release: () => void = () => undefined;
+    let running = 0;
+    let most = 0;
+    const { registry } = registryWith(
+      {
+        name: 'deaf',
+        handler: () => {
+          running += 1;
+          most = Math.max(most, running);
+          // Ignores its signal: only the test lets it go.
+          return new Promise<string>((resolve) => {
+            release = () => {
+              running -= 1;
+              resolve('late');
+            };
+          });
+        },
+      },
+      {
+        name: 'fast',
+        handler: () => {
+          running += 1;
+          most = Math.max(most, running);
+          running -= 1;
+          return 'fast';
+        },
+      },
+    );
+    const executor = new Executor(registry, { concurrency: 1, timeoutMs: 50, stuckGraceMs: 50 });
+    const result = await executor.execute({ id: 'd', name: 'deaf', arguments: {} });
+    assert.equal(result.error?.code, 'TIMEOUT', 'the call answers at its deadline');
+    const following = executor.execute({ id: 'f', name: 'fast', arguments: {} });
+    await waitFor(() => executor.stuck === 1, 2000, 'the deaf call reported stuck');
+    assert.equal(executor.active, 1, 'its slot stays taken');
+    assert.equal(executor.pending, 1, 'the next call waits for the slot');
+    release();
+    assert.equal((await following).content, 'fast');
+    assert.equal(most, 1, 'never two handlers at once with a cap of 1');
+    await waitFor(() => executor.stuck === 0 && executor.active === 0, 2000, 'slot free');
   });
 
   it('retries a read-only tool that times out, up to the attempt limit', async () => {
@@ -113,9 +157,11 @@ describe('Executor timeout', () => {
     const { registry } = registryWith({
       name: 'hang',
       readOnly: true,
-      handler: () => {
+      handler: (_args, ctx) => {
         runs += 1;
-        return new Promise(() => {});
+        return new Promise((_resolve, reject) =>
+          ctx.signal.addEventListener('abort', () => reject(new Error('stopped'))),
+        );
       },
     });
     const executor = new Executor(registry, {

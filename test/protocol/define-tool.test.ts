@@ -67,8 +67,18 @@ describe('defineTool', () => {
     ],
     [
       'a parameter type outside the supported ones',
-      { parameters: { q: { type: 'null' } }, required: [] },
-      /parameter 'q' has type "null"/,
+      { parameters: { q: { type: 'date' } }, required: [] },
+      /parameter 'q' has type "date"/,
+    ],
+    [
+      'both parameters and a whole input schema',
+      { parameters: {}, input: { type: 'object' } },
+      /give parameters or input, not both/,
+    ],
+    [
+      'an input schema that is not of an object',
+      { parameters: undefined, input: { type: 'array' } },
+      /input must describe an object/,
     ],
     [
       'a misspelt parameter type',
@@ -94,4 +104,44 @@ describe('defineTool', () => {
       assert.throws(() => defineTool(def(overrides)), message);
     });
   }
+});
+
+describe('defineTool with a whole input schema', () => {
+  it('takes what MCP servers send: null types, $defs, open objects, 2020-12 and draft-07 keywords', async () => {
+    const { defineTool: define } = await import('../../src/protocol/define-tool.ts');
+    const { validateArguments } = await import('../../src/protocol/validate.ts');
+    const tool = define({
+      name: 'mcp_like',
+      description: 'A tool with a schema from elsewhere.',
+      safety: 'dangerous',
+      input: {
+        $schema: 'http://json-schema.org/draft-07/schema#',
+        type: 'object',
+        properties: {
+          path: { type: 'string' },
+          note: { type: ['string', 'null'] },
+          pair: { type: 'array', items: [{ type: 'string' }, { type: 'integer' }] },
+          options: { $ref: '#/$defs/options' },
+        },
+        required: ['path'],
+        additionalProperties: true,
+        $defs: { options: { type: 'object', properties: { deep: { type: 'boolean' } } } },
+      },
+      handler: () => 'ok',
+    });
+    assert.deepEqual(tool.required, ['path']);
+    assert.ok(tool.parameters['note']);
+    const ok = validateArguments(tool, {
+      path: 'a',
+      note: null,
+      pair: ['x', 1],
+      options: { deep: true },
+      extra: 'open objects stay open',
+    });
+    assert.equal(ok.ok, true, ok.ok ? '' : ok.message);
+    const bad = validateArguments(tool, { path: 'a', pair: ['x', 'y'], options: { deep: 'no' } });
+    assert.equal(bad.ok, false);
+    assert.match(bad.ok ? '' : bad.message, /pair\[1\]/);
+    assert.match(bad.ok ? '' : bad.message, /options\.deep/);
+  });
 });

@@ -135,13 +135,23 @@ describe('schema export', () => {
         description: 'The search_web tool.',
         inputSchema: schema,
         outputSchema: { type: 'object', properties: { results: { type: 'array' } } },
-        annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+        annotations: {
+          readOnlyHint: true,
+          destructiveHint: false,
+          idempotentHint: true,
+          openWorldHint: false,
+        },
       },
       {
         name: 'send_mail',
         description: 'The send_mail tool.',
         inputSchema: { ...schema, properties: { ...schema.properties, cc: { type: 'string' } } },
-        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
+        annotations: {
+          readOnlyHint: false,
+          destructiveHint: true,
+          idempotentHint: false,
+          openWorldHint: false,
+        },
       },
     ]);
   });

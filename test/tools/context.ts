@@ -1,5 +1,7 @@
 import type { ToolContext, ToolProgress } from '../../src/protocol/types.ts';
 import { silentLogger } from '../../src/observe/logger.ts';
+import { CallProcesses } from '../../src/execute/exec.ts';
+import { noAccess } from '../../src/vault/access.ts';
 
 /** A tool context for calling handlers directly, plus the controller behind its signal. */
 export interface TestContext {
@@ -18,6 +20,7 @@ export interface TestContext {
 export function makeContext(config: Record<string, unknown> = {}, vault?: string): TestContext {
   const controller = new AbortController();
   const progress: ToolProgress[] = [];
+  const processes = new CallProcesses(controller.signal);
   const ctx: ToolContext = {
     signal: controller.signal,
     logger: silentLogger(),
@@ -28,6 +31,8 @@ export function makeContext(config: Record<string, unknown> = {}, vault?: string
     progress: (update) => {
       progress.push(update);
     },
+    files: noAccess(),
+    exec: (file, args, options) => processes.exec(file, args, options),
   };
   return { ctx, controller, progress };
 }

@@ -1,5 +1,6 @@
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { noAccess } from '../../src/vault/access.ts';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -453,7 +454,12 @@ describe('outbox', () => {
 
 describe('preview', () => {
   const preview = (a: SendNotificationArgs, cfg: Record<string, unknown>) =>
-    sendNotification.preview?.(a, { config: cfg, vault: undefined });
+    sendNotification.preview?.(a, {
+      config: cfg,
+      vault: undefined,
+      files: noAccess(),
+      signal: new AbortController().signal,
+    });
 
   test('e-mail shows method, to, from, server, subject and the body', async () => {
     const text = await preview(

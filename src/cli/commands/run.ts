@@ -3,6 +3,7 @@ import { createLogger } from '../../observe/logger.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { CommonOptions } from '../main.ts';
 import { loadSetup } from '../setup.ts';
+import { ToolRegistry } from '../../protocol/index.ts';
 import { createProgressBar } from '../progress-bar.ts';
 
 /**
@@ -15,7 +16,8 @@ export async function runDaemonCommand(
   options: CommonOptions,
   mode: { watch: boolean; progress?: boolean },
 ): Promise<number> {
-  const { config, registry } = await loadSetup(options);
+  const { config, packs } = await loadSetup(options);
+  const registry = new ToolRegistry();
   const logger = createLogger(config.log.level);
   const bar =
     !mode.watch && mode.progress !== false ? createProgressBar(process.stderr) : undefined;
@@ -59,6 +61,7 @@ export async function runDaemonCommand(
     daemon = await startDaemon({
       config,
       registry,
+      packs,
       logger,
       watch: mode.watch,
       ...(bar === undefined ? {} : { onProgress: (left: number) => bar.update(left) }),

@@ -1,17 +1,23 @@
-import { toAnthropicTools, toMcpTools, toOpenAITools } from '../../protocol/index.ts';
+import { silentLogger } from '../../observe/logger.ts';
+import { toAnthropicTools, toMcpTools, toOpenAITools, ToolRegistry } from '../../protocol/index.ts';
+import type { Tool } from '../../protocol/types.ts';
+import { PackHost, type PackInfo } from '../../tools/host.ts';
+import { resolveLayout } from '../../vault/index.ts';
 import { EXIT } from '../exit-codes.ts';
-import type { CommonOptions } from '../main.ts';
-import { builtinRegistry } from '../setup.ts';
+import { configFileOf, type CommonOptions } from '../main.ts';
+import { builtinRegistry, loadSetup } from '../setup.ts';
+import { BUILTIN_PACKS } from '../../tools/index.ts';
 
 /**
- * `vaultd tools`: a table of the registered tools, their declarations as JSON, or their schemas
- * in a model API's format.
- * @param options `--json` or `--format openai|anthropic|mcp`.
+ * `vaultd tools`: the tools a vault's config enables (its packs started, as the daemon would,
+ * then stopped), as a table grouped by pack with disabled packs flagged, as JSON declarations, or
+ * as schemas in a model API's format. Without a vault or config: the built-in packs' tools.
+ * @param options `--vault`, `--config`, `--json` or `--format openai|anthropic|mcp`.
  */
 export async function runTools(
   options: CommonOptions & { json?: boolean; format?: 'openai' | 'anthropic' | 'mcp' },
 ): Promise<number> {
-  const tools = builtinRegistry().list();
+  const { tools, packs } = await collect(options);
   const print = (value: unknown): void => {
     process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
   };
@@ -22,6 +28,7 @@ export async function runTools(
     print(
       tools.map((t) => ({
         name: t.name,
+        pack: t.pack ?? null,
         description: t.description,
         safety: t.safety,
         categories: t.categories,
@@ -32,10 +39,45 @@ export async function runTools(
       })),
     );
   } else {
-    for (const t of tools) {
-      const firstLine = t.description.split('\n')[0] ?? '';
-      process.stdout.write(`${t.name.padEnd(20)} ${t.safety.padEnd(10)} ${firstLine}\n`);
+    for (const pack of packs) {
+      process.stdout.write(
+        `${pack.name}${pack.enabled ? '' : ' (disabled)'}: ${pack.description}\n`,
+      );
+      for (const t of pack.enabled ? pack.tools : []) {
+        const firstLine = t.description.split('\n')[0] ?? '';
+        process.stdout.write(`  ${t.name.padEnd(22)} ${t.safety.padEnd(10)} ${firstLine}\n`);
+      }
     }
   }
   return EXIT.ok;
+}
+
+async function collect(options: CommonOptions): Promise<{ tools: Tool[]; packs: PackInfo[] }> {
+  if (options.vault === undefined && configFileOf(options) === undefined) {
+    const tools = builtinRegistry().list();
+    return {
+      tools,
+      packs: BUILTIN_PACKS.map((p) => ({
+        name: p.name,
+        description: p.description,
+        enabled: p.enabledByDefault !== false,
+        tools: tools.filter((t) => t.pack === p.name),
+      })),
+    };
+  }
+  const setup = await loadSetup(options);
+  const registry = new ToolRegistry();
+  const host = new PackHost({
+    packs: setup.packs,
+    config: setup.config,
+    layout: resolveLayout(setup.config),
+    registry,
+    logger: silentLogger(),
+  });
+  try {
+    await host.start();
+    return { tools: registry.list(), packs: host.describe() };
+  } finally {
+    await host.stop();
+  }
 }

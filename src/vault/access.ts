@@ -1,0 +1,170 @@
+import { realpath } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { ToolError } from '../protocol/errors.ts';
+import type { FileRoot, ResolvedPath, VaultAccess } from '../protocol/types.ts';
+
+/** A root as configured: a name, a folder, and whether tools may write in it. */
+export interface RootSpec {
+  readonly name: string;
+  readonly path: string;
+  readonly writable: boolean;
+}
+
+/** Options of {@link createVaultAccess}. */
+export interface AccessOptions {
+  /** The roots; relative paths resolve against the first. */
+  readonly roots: readonly RootSpec[];
+  /** Paths (folders or files) no tool may write: vaultd's own folders and state. */
+  readonly protectedForWrite?: readonly string[];
+  /** Paths no tool may read: vaultd's state (`.vaultd/`). */
+  readonly protectedForRead?: readonly string[];
+}
+
+/** A {@link VaultAccess} that can hand out a view recording the files one call changed. */
+export interface SharedAccess extends VaultAccess {
+  /**
+   * The same access, with `changed` reporting to this call's listener.
+   * @param onChanged told about each file the call wrote.
+   */
+  forCall(onChanged: (path: string) => void): VaultAccess;
+}
+
+// C0 controls, DEL and C1 controls have no place in a path an agent names.
+// eslint-disable-next-line no-control-regex -- control characters are exactly what this finds
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
+
+/**
+ * Build the paths tools may touch: every path is resolved against a root on its real path
+ * (symbolic links resolved, also for the parent of a file that does not exist yet) and must stay
+ * inside a root, with the separator as the boundary (`/vault2` is not inside `/vault`); writes
+ * need a writable root and never reach a protected path; reads never reach a path protected for
+ * reading. The roots' and protected paths' real paths are read once here.
+ * @param options roots and protected paths.
+ */
+export async function createVaultAccess(options: AccessOptions): Promise<SharedAccess> {
+  const roots: FileRoot[] = [];
+  for (const spec of options.roots) {
+    roots.push(
+      Object.freeze({
+        name: spec.name,
+        path: await realOrResolved(spec.path),
+        writable: spec.writable,
+      }),
+    );
+  }
+  const noWrite = await Promise.all((options.protectedForWrite ?? []).map(realOrResolved));
+  const noRead = await Promise.all((options.protectedForRead ?? []).map(realOrResolved));
+  const make = (onChanged: (path: string) => void): SharedAccess => ({
+    roots,
+    async resolve(input, mode) {
+      if (typeof input !== 'string' || input.trim() === '') {
+        throw new ToolError('INVALID_PARAMS', 'the path is empty: give a path inside the vault');
+      }
+      if (CONTROL.test(input)) {
+        throw new ToolError(
+          'INVALID_PARAMS',
+          'the path holds a control character (a NUL byte, a newline…); write the path as plain text',
+        );
+      }
+      const first = roots[0];
+      if (first === undefined) {
+        throw new ToolError('PERMISSION_DENIED', 'this tool has no folder it may touch');
+      }
+      const candidate = isAbsolute(input) ? resolve(input) : resolve(first.path, input);
+      const { real, exists } = await realPathOf(candidate);
+      const root = roots.find((r) => isInside(real, r.path));
+      if (root === undefined) {
+        throw new ToolError(
+          'PERMISSION_DENIED',
+          `${input} is outside the folders this tool may touch (${roots.map((r) => r.name).join(', ')}); give a path inside the vault`,
+        );
+      }
+      if (mode === 'write' && !root.writable) {
+        throw new ToolError('PERMISSION_DENIED', `${input} is in ${root.name}, which is read-only`);
+      }
+      const blocked = (mode === 'write' ? noWrite : noRead).find((p) => isInside(real, p));
+      if (blocked !== undefined) {
+        throw new ToolError(
+          'PERMISSION_DENIED',
+          `${input} is in ${relativeTo(root, blocked)}, which belongs to vaultd (or the editor) and no tool may ${mode === 'write' ? 'change' : 'read'}`,
+        );
+      }
+      return Object.freeze({ path: real, root, relative: relativeTo(root, real), exists });
+    },
+    display(resolved: ResolvedPath): string {
+      return resolved.root === roots[0] ? resolved.relative : resolved.path;
+    },
+    changed(path: string): void {
+      onChanged(path);
+    },
+    forCall(listener) {
+      return make(listener);
+    },
+  });
+  return make(() => undefined);
+}
+
+/**
+ * Whether `child` is `parent` or inside it, by path components.
+ * @param child absolute path.
+ * @param parent absolute path.
+ */
+export function isInside(child: string, parent: string): boolean {
+  if (child === parent) return true;
+  return child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
+}
+
+function relativeTo(root: FileRoot, path: string): string {
+  const rel = relative(root.path, path).split(sep).join('/');
+  return rel === '' ? '.' : rel;
+}
+
+async function realOrResolved(path: string): Promise<string> {
+  return (await realPathOf(resolve(path))).real;
+}
+
+/**
+ * The real path of a path that may not exist yet: the deepest existing ancestor's real path, with
+ * the missing components appended (they cannot be links, since they do not exist).
+ */
+async function realPathOf(candidate: string): Promise<{ real: string; exists: boolean }> {
+  const missing: string[] = [];
+  let current = candidate;
+  for (;;) {
+    try {
+      const real = await realpath(current);
+      return {
+        real: missing.length === 0 ? real : join(real, ...missing.reverse()),
+        exists: missing.length === 0,
+      };
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') {
+        if (code === 'ELOOP') {
+          throw new ToolError('PERMISSION_DENIED', `${candidate} is a loop of symbolic links`);
+        }
+        throw new ToolError(
+          'EXECUTION_FAILED',
+          `cannot resolve ${candidate}: ${(error as Error).message}`,
+        );
+      }
+      const parent = dirname(current);
+      if (parent === current) return { real: candidate, exists: false };
+      missing.push(basename(current));
+      current = parent;
+    }
+  }
+}
+
+/** Access to nothing: every path is refused (for a tool run without a vault). */
+export function noAccess(): SharedAccess {
+  const access: SharedAccess = {
+    roots: [],
+    resolve: () =>
+      Promise.reject(new ToolError('PERMISSION_DENIED', 'this tool has no folder it may touch')),
+    display: (resolved) => resolved.path,
+    changed: () => undefined,
+    forCall: () => access,
+  };
+  return access;
+}

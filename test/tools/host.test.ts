@@ -1,0 +1,153 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { loadConfig } from '../../src/config/index.ts';
+import { silentLogger } from '../../src/observe/logger.ts';
+import { defineTool, ToolRegistry } from '../../src/protocol/index.ts';
+import { definePack, type PackHandle, type ToolPack } from '../../src/protocol/pack.ts';
+import type { Tool } from '../../src/protocol/types.ts';
+import { checkToolSections, PackHost, packConfigSchemas } from '../../src/tools/host.ts';
+import { BUILTIN_PACKS } from '../../src/tools/index.ts';
+import { ensureLayout, resolveLayout } from '../../src/vault/index.ts';
+
+const tool = (name: string): Tool =>
+  defineTool({
+    name,
+    description: `The ${name} tool.`,
+    parameters: {},
+    safety: 'safe',
+    handler: () => name,
+  });
+
+/** A pack whose tools change while it runs, like an MCP server's. */
+function changingPack(): {
+  pack: ToolPack;
+  setTools: (names: string[]) => void;
+  stopped: () => boolean;
+} {
+  let tools = [tool('live_one')];
+  let listener: (() => void) | undefined;
+  let stopped = false;
+  const pack: ToolPack = {
+    name: 'live',
+    description: 'tools that change',
+    enabledByDefault: false,
+    configSchema: {
+      type: 'object',
+      properties: { servers: { type: 'integer', default: 1 } },
+      additionalProperties: false,
+    },
+    start: (ctx): PackHandle => {
+      assert.equal(ctx.config['servers'], 2, 'the section, validated, defaults applied');
+      return {
+        tools: () => tools,
+        onChange: (l) => {
+          listener = l;
+          return () => (listener = undefined);
+        },
+        stop: async () => {
+          stopped = true;
+        },
+      };
+    },
+  };
+  return {
+    pack,
+    setTools: (names) => {
+      tools = names.map(tool);
+      listener?.();
+    },
+    stopped: () => stopped,
+  };
+}
+
+describe('PackHost', () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'vaultd-host-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('starts enabled packs, follows their tool changes, gives each tool its pack config and limits, and stops them', async () => {
+    const live = changingPack();
+    const quiet = definePack({
+      name: 'quiet',
+      description: 'off',
+      tools: [tool('quiet_one')],
+      enabledByDefault: false,
+    });
+    const packs = [...BUILTIN_PACKS, live.pack, quiet];
+    const config = loadConfig({
+      vault: dir,
+      toolSchemas: packConfigSchemas(packs),
+      env: {},
+    });
+    const withSections = {
+      ...config,
+      tools: {
+        live: { enabled: true, servers: 2, limits: { live_two: { timeout_ms: 1234 } } },
+        search_web: { rate_limit: { max: 2, window_ms: 1000 } },
+      },
+    };
+    const layout = resolveLayout(withSections);
+    await ensureLayout(layout);
+    const registry = new ToolRegistry();
+    const changes: string[][] = [];
+    registry.onChange((c) => changes.push([...c.added, ...c.removed.map((r) => `-${r}`)]));
+    const host = new PackHost({
+      packs,
+      config: withSections,
+      layout,
+      registry,
+      logger: silentLogger(),
+    });
+    await host.start();
+    assert.deepEqual(registry.names(), ['live_one', 'search_web', 'send_notification']);
+    assert.equal(registry.get('live_one')?.pack, 'live');
+    assert.equal(
+      host.runtime(registry.get('search_web') as Tool)?.rateLimit?.max,
+      2,
+      'an older key still configures its pack',
+    );
+    live.setTools(['live_two']);
+    assert.deepEqual(registry.names(), ['live_two', 'search_web', 'send_notification']);
+    assert.deepEqual(changes.at(-1), ['live_two', '-live_one']);
+    const runtime = host.runtime(registry.get('live_two') as Tool);
+    assert.equal(runtime?.timeoutMs, 1234);
+    assert.equal(runtime?.config['servers'], 2);
+    assert.deepEqual(
+      runtime?.files?.roots.map((r) => r.name),
+      ['vault'],
+    );
+    assert.deepEqual(
+      host.describe().map((p) => [p.name, p.enabled]),
+      [
+        ['web', true],
+        ['notify', true],
+        ['live', true],
+        ['quiet', false],
+      ],
+    );
+    await host.stop();
+    assert.equal(live.stopped(), true);
+    assert.deepEqual(registry.names(), []);
+  });
+
+  it('names config sections that no pack owns, or one pack twice', () => {
+    const config = loadConfig({ vault: dir, env: {} });
+    const problems = checkToolSections(
+      { ...config, tools: { serch_web: {}, web: {}, search_web: {} } },
+      BUILTIN_PACKS,
+    );
+    assert.equal(problems.length, 2);
+    assert.match(
+      problems[0] ?? '',
+      /'tools\.serch_web' names no tool pack; the packs are: web, notify/,
+    );
+    assert.match(problems[1] ?? '', /'tools\.web' and 'tools\.search_web' configure the same pack/);
+  });
+});
