@@ -11,6 +11,10 @@ export interface MetricsSources {
   notesPerState(): Record<string, number>;
   /** Calls waiting for a human decision. */
   pendingApprovals(): number;
+  /** Calls past their timeout whose handler has not stopped: their slots stay taken. */
+  stuckCalls?(): number;
+  /** Infrastructure conditions holding now (disk full, lock lost…), by code. */
+  conditions?(): readonly { code: string }[];
 }
 
 /** Options of {@link createMetrics}. */
@@ -105,6 +109,27 @@ export function createMetrics(
       if (counts === undefined) return;
       this.reset();
       for (const [state, count] of Object.entries(counts)) this.set({ state }, count);
+    },
+  });
+  new Gauge({
+    name: 'vaultd_stuck_calls',
+    help: 'Calls past their timeout or abort whose handler has not stopped; each keeps its slot.',
+    registers,
+    collect() {
+      const value = read('vaultd_stuck_calls', () => sources.stuckCalls?.() ?? 0);
+      if (value !== undefined) this.set(value);
+    },
+  });
+  new Gauge({
+    name: 'vaultd_condition',
+    help: 'Infrastructure conditions being worked around (1 while one holds), by code.',
+    labelNames: ['code'] as const,
+    registers,
+    collect() {
+      const held = read('vaultd_condition', () => sources.conditions?.() ?? []);
+      if (held === undefined) return;
+      this.reset();
+      for (const condition of held) this.set({ code: condition.code }, 1);
     },
   });
   new Gauge({

@@ -154,6 +154,8 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
         queueDepth: options.queueDepth,
         notesPerState: () => ({ ...snapshot.notes }),
         pendingApprovals: () => snapshot.pending.reduce((n, p) => n + p.calls.length, 0),
+        stuckCalls: () => options.executor.stuck,
+        conditions: () => options.conditions?.() ?? [],
       },
       { logger },
     );

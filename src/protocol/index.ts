@@ -1,5 +1,17 @@
 export type {
   ApprovedBy,
+  CallFacts,
+  Effects,
+  EffectsFunction,
+  EffectsSpec,
+  ExecOptions,
+  ExecResult,
+  FileRoot,
+  Preview,
+  PreviewBasis,
+  PreviewContext,
+  ResolvedPath,
+  VaultAccess,
   JsonSchema,
   RateLimit,
   ResultMetadata,
@@ -21,7 +33,20 @@ export {
   defineTool,
   getValidator,
   isDefinedTool,
+  withPack,
 } from './define-tool.ts';
+export { isRecord, isToolName } from './names.ts';
+export { effectsOf, staticEffects } from './effects.ts';
+export { hashArguments } from './hash-arguments.ts';
+export {
+  definePack,
+  isToolPack,
+  type PackContext,
+  type PackHandle,
+  type PackRoot,
+  type ToolPack,
+} from './pack.ts';
+export type { RegistryChange } from './registry.ts';
 export type { ValidationResult } from './validate.ts';
 export { describeValue, validateArguments } from './validate.ts';
 export type { ToolFilter } from './registry.ts';

@@ -1,0 +1,31 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import * as protocol from '../../src/protocol/index.ts';
+
+it('src/protocol exports exactly its public runtime surface', () => {
+  assert.deepEqual(Object.keys(protocol).sort(), [
+    'ERROR_CODES',
+    'PARAMETER_TYPES',
+    'SAFETY_LEVELS',
+    'TOOL_NAME_PATTERN',
+    'ToolError',
+    'ToolRegistry',
+    'defineTool',
+    'definePack',
+    'describeValue',
+    'effectsOf',
+    'getValidator',
+    'hashArguments',
+    'isDefinedTool',
+    'isErrorCode',
+    'isRecord',
+    'isToolName',
+    'isToolPack',
+    'staticEffects',
+    'toAnthropicTools',
+    'toMcpTools',
+    'toOpenAITools',
+    'validateArguments',
+    'withPack',
+  ]);
+});
