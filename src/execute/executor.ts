@@ -507,7 +507,6 @@ export class Executor {
       ...(state.originalArguments === undefined
         ? {}
         : { original_arguments: state.originalArguments }),
-      ...(state.argsHash === undefined ? {} : { arguments_hash: state.argsHash }),
       ...(state.effects === undefined || state.effects.readOnly
         ? {}
         : { may_have_acted: mayHaveActed(state, outcome) }),

@@ -22,6 +22,15 @@ export interface ExecutionLogEntry {
   readonly approved_by: ApprovedBy | null;
   /** The agent's parameters when a human modified them before approving. */
   readonly original_parameters?: Record<string, unknown>;
+  /** Who let the call run and how: channel, who, the request, the policy rule or grant. */
+  readonly decided_by?: {
+    readonly channel: string;
+    readonly by: string | null;
+    readonly request: string | null;
+    readonly rule: string | null;
+  };
+  /** Set when the recorded result of a call that already ran was written instead of running it. */
+  readonly replay?: boolean;
 }
 
 /** Options of {@link ExecutionLog}. */
@@ -111,7 +120,10 @@ export class ExecutionLog {
       try {
         let handle = this.handles.get(day);
         if (handle === undefined) {
-          await mkdir(this.dir, { recursive: true });
+          // Only Logs/ itself is created: a vault that went away is never re-created here.
+          await mkdir(this.dir).catch((error: NodeJS.ErrnoException) => {
+            if (error.code !== 'EEXIST') throw error;
+          });
           handle = await open(path, 'a+', 0o644);
           this.handles.set(day, handle);
           // A crash may have left a torn last line: start ours on a fresh one.

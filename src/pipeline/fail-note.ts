@@ -71,6 +71,8 @@ export function logResult(
     execution_time_ms: result.metadata.execution_time_ms,
     timestamp: result.metadata.finished_at,
     approved_by: result.metadata.approved_by,
+    ...(result.metadata.decided_by === undefined ? {} : { decided_by: result.metadata.decided_by }),
+    ...(result.metadata.replay === undefined ? {} : { replay: true }),
   });
   if (result.success) return;
   ctx.logger.warn(

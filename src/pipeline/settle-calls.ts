@@ -114,9 +114,7 @@ export async function settleCalls(ctx: PipelineContext, work: NoteWork): Promise
       arguments: found.arguments,
     });
     const previous = parsed.results.get(found.id);
-    if (previous !== undefined && !mayRunAgain(previous, checked.ok ? checked.args : undefined)) {
-      continue;
-    }
+    if (previous !== undefined && !mayRunAgain(previous, found.arguments)) continue;
     if (!checked.ok) {
       // Unknown tool or bad parameters: no human is asked about a call that cannot run.
       results.push({
@@ -146,7 +144,10 @@ export async function settleCalls(ctx: PipelineContext, work: NoteWork): Promise
       key = callKey({ id: found.id, explicitId: found.explicitId, argsHash }, work.name);
       if (ctx.ledger.isInFlight(key)) await ctx.ledger.settled(key);
       const history = ctx.ledger.lookup(key);
-      if (history !== undefined && history.status !== null) {
+      if (history !== undefined && history.status === 'interrupted') {
+        // Its result was deleted (or left out of a copy): only a human can say whether it acted.
+        uncertain = `this call was cut off earlier (in ${history.writtenTo ?? history.note}), so it may or may not have taken effect; approve only if it should run again`;
+      } else if (history !== undefined && history.status !== null) {
         if (history.status === 'success' || history.effect) {
           results.push({ order, result: await replayResult(ctx, key, history, found) });
           ledgerKeys.add(key);
@@ -236,6 +237,16 @@ export async function settleCalls(ctx: PipelineContext, work: NoteWork): Promise
   const ranArguments = new Map(runnable.map((r) => [r.call.id, r.call.arguments]));
   const sideEffects = runnable.some((r) => !r.effects.readOnly);
   for (const r of runnable) if (r.key !== null) ledgerKeys.add(r.key);
+  // Each result names the arguments as the agent wrote them, so a call fixed later is told apart.
+  const written = new Map(parsed.calls.map((c) => [c.id, hashArguments(c.arguments)]));
+  for (const [i, item] of results.entries()) {
+    const hash = written.get(item.result.id);
+    if (hash === undefined || item.result.metadata.replay !== undefined) continue;
+    results[i] = {
+      order: item.order,
+      result: { ...item.result, metadata: { ...item.result.metadata, arguments_hash: hash } },
+    };
+  }
   return { results, pending, ranArguments, sideEffects, ledgerKeys: [...ledgerKeys], deferred };
 }
 
@@ -624,15 +635,14 @@ function folderOf(ctx: PipelineContext, kind: FolderKind): string {
 
 /**
  * Whether a call that already has a result in the note runs again: an error or rejection whose
- * call now has other parameters (the agent fixed it). A success never runs twice; an interrupted
- * call never runs again without a human.
+ * call now has other parameters than the result was for (the agent fixed it). A success never
+ * runs twice; an interrupted call never runs again without a human (its history says so).
  */
 function mayRunAgain(
   previous: { readonly status: string; readonly argsHash?: string | undefined },
-  args: Record<string, unknown> | undefined,
+  args: Record<string, unknown>,
 ): boolean {
   if (previous.status !== 'error' && previous.status !== 'rejected') return false;
-  if (args === undefined) return previous.argsHash !== undefined;
   return previous.argsHash !== undefined && previous.argsHash !== hashArguments(args);
 }
 

@@ -277,7 +277,10 @@ export interface ResultMetadata {
   };
   /** Set when this result was recorded earlier and written again instead of running the call twice. */
   readonly replay?: { readonly note: string | null; readonly finished_at: string | null };
-  /** Hash of the normalised arguments the call ran with. */
+  /**
+   * Hash of the call's arguments as the agent wrote them: a failed call whose arguments changed
+   * since runs again when the note comes back.
+   */
   readonly arguments_hash?: string;
   /**
    * For a tool with side effects: whether the call may have acted (false only when it failed

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import {
@@ -59,6 +59,35 @@ describe('kill -9 between a finished call and the write-back', () => {
       const log = await readFile(sideLog, 'utf8');
       assert.equal(log.match(/start quick/g)?.length, 1, 'the finished call did not run again');
       assert.equal(log.match(/start slow/g)?.length, 1, 'the cut-off call did not run again');
+
+      // The agent deletes the interrupted result and moves the note back: vaultd cannot know
+      // whether the call acted, so a human decides; approved, it runs again (once).
+      const failed = await vault.read('Failed', 'pair.md');
+      const from = failed.indexOf('> [!warning] side\\_effect · slow');
+      const open = failed.indexOf('````json', from);
+      const close = failed.indexOf('\n````', open + 8) + 5;
+      const withoutSlow = failed.slice(0, from) + failed.slice(close);
+      assert.notEqual(withoutSlow, failed, 'the interrupted result was found and removed');
+      await vault.drop('pair.md', withoutSlow);
+      await unlink(join(vault.root, 'Failed', 'pair.md'));
+      const pending = await waitFor(async () => {
+        if ((await vault?.whereIs('pair.md')) !== 'Pending_Approval') return undefined;
+        const text = await vault?.read('Pending_Approval', 'pair.md');
+        return text?.includes('## Approval') ? text : undefined;
+      });
+      assert.match(
+        pending,
+        /may or may not have taken effect; approve only if it should run again/,
+      );
+      await vault.drop(
+        'pair.md',
+        pending.replace('- [ ] approve', '- [x] approve'),
+        'Pending_Approval',
+      );
+      await waitFor(async () => (await vault?.whereIs('pair.md')) === 'Done');
+      const after = await readFile(sideLog, 'utf8');
+      assert.equal(after.match(/start slow/g)?.length, 2, 'run again once, on a human decision');
+      assert.equal(after.match(/start quick/g)?.length, 1);
     } finally {
       assert.equal(await again.stop(), 0);
     }

@@ -105,7 +105,6 @@ describe('Executor and the approval gate', () => {
       request: auth.request,
       rule: null,
     });
-    assert.equal(result.metadata.arguments_hash, hashArguments(normal));
     assert.deepEqual(runs, [normal]);
     const again = await executor.execute(call, { authorization: auth });
     assert.equal(again.error?.code, 'PERMISSION_DENIED', 'an authorization is redeemed once');

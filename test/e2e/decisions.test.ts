@@ -1,0 +1,220 @@
+// Decisions through channels agents cannot reach (the CLI), switched-off vault decisions, scoped
+// grants, and the agent's loop: replays, fixed calls, interrupted calls. A daemon child process on
+// a temp vault with the test tools.
+import assert from 'node:assert/strict';
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import {
+  callBlock,
+  makeVault,
+  note,
+  resultsOf,
+  ROOT,
+  runCli,
+  type DaemonProcess,
+  type TempVault,
+} from '../helpers/vault.ts';
+import { waitFor } from '../helpers/wait-for.ts';
+import {
+  editInPlace,
+  readLines,
+  shownCalls,
+  startDaemon,
+  stopDaemon,
+  tickBox,
+  waitInFolder,
+  waitPending,
+} from './helpers.ts';
+
+const PLUGIN = join(ROOT, 'test/fixtures/plugins/test-tools.ts');
+
+async function vaultWith(
+  extra: string[],
+): Promise<{ vault: TempVault; dangerLog: string; sideLog: string }> {
+  const vault = await makeVault();
+  const dangerLog = join(vault.root, 'danger.log');
+  const sideLog = join(vault.root, 'side.log');
+  await writeFile(
+    vault.configPath,
+    (await readFile(vault.configPath, 'utf8')) +
+      [
+        'plugins:',
+        `  - ${PLUGIN}`,
+        'tools:',
+        '  danger_zone:',
+        `    log: ${dangerLog}`,
+        '  side_effect:',
+        `    log: ${sideLog}`,
+        ...extra,
+        '',
+      ].join('\n'),
+  );
+  return { vault, dangerLog, sideLog };
+}
+
+describe(
+  'e2e: decisions from the command line, and vault decisions turned off',
+  { timeout: 120_000 },
+  () => {
+    let vault: TempVault;
+    let daemon: DaemonProcess;
+    let dangerLog: string;
+    const cli = (...args: string[]) => runCli([...args, '--config', vault.configPath]);
+
+    before(async () => {
+      ({ vault, dangerLog } = await vaultWith(['approval:', '  vault_decisions: false']));
+      daemon = await startDaemon(vault);
+    });
+    after(async () => {
+      const code = await stopDaemon(daemon);
+      assert.equal(code, 0, daemon.output().slice(-2000));
+      await vault.cleanup();
+    });
+
+    it('ignores a ticked box and a move when vault decisions are off, and says how to decide', async () => {
+      await vault.drop('off.md', note('Off', callBlock('danger_zone', { target: 'off' }, 'off-1')));
+      const pending = await waitPending(vault, 'off.md');
+      await editInPlace(join(vault.root, 'Pending_Approval', 'off.md'), (t) =>
+        tickBox(t, 'off-1', 'approve'),
+      );
+      const again = await waitFor(async () => {
+        const text = await vault.read('Pending_Approval', 'off.md');
+        return text.includes('turned off on this vault') ? text : undefined;
+      });
+      assert.match(again, /decide with `vaultd approve` or the HTTP API/);
+      assert.equal(shownCalls(pending).length, 1);
+      assert.deepEqual(await readLines(dangerLog), []);
+    });
+
+    it('lists what waits, approves by request id once, and names the channel and the user', async () => {
+      const list = await cli('approvals', '--json');
+      assert.equal(list.code, 0, list.stderr);
+      const waiting = JSON.parse(list.stdout) as { id: string; callId: string; tool: string }[];
+      const request = waiting.find((r) => r.callId === 'off-1');
+      assert.ok(request, list.stdout);
+      const approved = await cli('approve', request.id);
+      assert.equal(approved.code, 0, approved.stderr);
+      assert.match(approved.stdout, /approved: apr_\w+ \(danger_zone · off-1/);
+      const done = await waitInFolder(vault, 'off.md', 'Done');
+      const [result] = resultsOf(done);
+      assert.equal(result?.status, 'success');
+      assert.equal(result?.metadata['approved_by'], 'human');
+      const decided = result?.metadata['decided_by'] as Record<string, unknown>;
+      assert.equal(decided['channel'], 'cli');
+      assert.equal(decided['request'], request.id);
+      assert.equal(typeof decided['by'], 'string');
+      assert.deepEqual(await readLines(dangerLog), ['off']);
+      const replay = await cli('approve', request.id);
+      assert.equal(replay.code, 1);
+      assert.match(replay.stderr, /no pending approval/);
+    });
+
+    it('approves from a note path without --config, with a scoped always-allow grant', async () => {
+      await vault.drop(
+        'scoped.md',
+        note('Scoped', callBlock('danger_zone', { target: 'safe-1' }, 's-1')),
+      );
+      await waitPending(vault, 'scoped.md');
+      const path = join(vault.root, 'Pending_Approval', 'scoped.md');
+      const approved = await runCli(['approve', path, '--scope', 'danger_zone(target:safe-*)']);
+      assert.equal(approved.code, 0, approved.stderr);
+      await waitInFolder(vault, 'scoped.md', 'Done');
+      const grants = await cli('grants', 'list');
+      assert.match(
+        grants.stdout,
+        /^danger_zone\(target:safe-\*\)\s+granted .* by \S+ \(cli\) on Pending_Approval\/scoped\.md$/m,
+      );
+
+      await vault.drop(
+        'covered.md',
+        note('Covered', callBlock('danger_zone', { target: 'safe-2' }, 's-2')),
+      );
+      const covered = resultsOf(await waitInFolder(vault, 'covered.md', 'Done'))[0];
+      assert.equal(covered?.metadata['approved_by'], 'policy');
+      assert.equal(
+        (covered?.metadata['decided_by'] as Record<string, unknown>)['rule'],
+        'grant:danger_zone(target:safe-*)',
+      );
+      await vault.drop(
+        'outside.md',
+        note('Outside', callBlock('danger_zone', { target: 'other' }, 's-3')),
+      );
+      await waitPending(vault, 'outside.md');
+      const revoked = await cli('grants', 'revoke', 'danger_zone');
+      assert.equal(revoked.code, 0, revoked.stderr);
+      const rejected = await cli('reject', 'outside.md', '--reason', 'not that one');
+      assert.equal(rejected.code, 0, rejected.stderr);
+      const [result] = resultsOf(await waitInFolder(vault, 'outside.md', 'Rejected'));
+      assert.match(String(result?.content), /not that one/);
+      assert.deepEqual((await readLines(dangerLog)).sort(), ['off', 'safe-1', 'safe-2']);
+    });
+  },
+);
+
+describe(
+  'e2e: the agent loop (issue 16) and exactly once across notes (issue 13)',
+  { timeout: 120_000 },
+  () => {
+    let vault: TempVault;
+    let daemon: DaemonProcess;
+    let sideLog: string;
+
+    before(async () => {
+      ({ vault, sideLog } = await vaultWith([]));
+      daemon = await startDaemon(vault);
+    });
+    after(async () => {
+      const code = await stopDaemon(daemon);
+      assert.equal(code, 0, daemon.output().slice(-2000));
+      await vault.cleanup();
+    });
+
+    const starts = async (label: string): Promise<number> =>
+      (await readLines(sideLog)).filter((l) => l === `start ${label}`).length;
+
+    it('runs a failed call again once the agent fixed it and moved the note back, replacing its result', async () => {
+      await vault.drop('fix.md', note('Fix', callBlock('side_effect', { lable: 'typo' }, 'fix-1')));
+      const failed = await waitInFolder(vault, 'fix.md', 'Failed');
+      assert.equal(resultsOf(failed)[0]?.error?.code, 'INVALID_PARAMS');
+      const fixed = failed.replace('"lable"', '"label"');
+      await rename(join(vault.root, 'Failed', 'fix.md'), join(vault.root, 'fix-tmp'));
+      await writeFile(join(vault.root, 'fix-tmp'), fixed);
+      await rename(join(vault.root, 'fix-tmp'), join(vault.root, 'Needs_Action', 'fix.md'));
+      const done = await waitInFolder(vault, 'fix.md', 'Done');
+      const results = resultsOf(done);
+      assert.equal(results.length, 1, 'the new result replaced the old one');
+      assert.equal(results[0]?.status, 'success');
+      assert.equal(await starts('typo'), 1);
+    });
+
+    it('never runs a successful call again: a re-saved note, or a copy with its explicit id, gets a replay', async () => {
+      const text = note('Once', callBlock('side_effect', { label: 'once' }, 'once-1'));
+      await vault.drop('once.md', text);
+      await waitInFolder(vault, 'once.md', 'Done');
+      // The editor saves the original text again (as if the agent's editor re-wrote it), and the
+      // agent copies it under another name.
+      await vault.drop('once.md', text);
+      await vault.drop('once-copy.md', text);
+      const again = resultsOf(await waitInFolder(vault, 'once-copy.md', 'Done'))[0];
+      assert.equal(again?.status, 'success');
+      assert.ok(again?.metadata['replay'], 'marked as a replay');
+      await waitFor(async () => (await vault.list('Done')).includes('once-1.md'));
+      assert.equal(await starts('once'), 1, 'the call ran once');
+    });
+
+    it('counts a note of the same name with a derived id as the same note within the replay window', async () => {
+      const text = note('Daily', callBlock('side_effect', { label: 'daily' }));
+      await vault.drop('daily.md', text);
+      await waitInFolder(vault, 'daily.md', 'Done');
+      await vault.drop('daily.md', text);
+      await waitFor(async () => (await vault.list('Done')).includes('daily-1.md'));
+      const replay = resultsOf(await vault.read('Done', 'daily-1.md'))[0];
+      assert.ok(replay?.metadata['replay']);
+      // The same call in a note of another name is another call.
+      await vault.drop('daily-other.md', text);
+      await waitInFolder(vault, 'daily-other.md', 'Done');
+      assert.equal(await starts('daily'), 2);
+    });
+  },
+);
