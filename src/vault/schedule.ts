@@ -12,6 +12,8 @@ export interface ScheduleOptions {
   readonly onError?: (error: unknown) => void;
   /** The longest a timer sleeps before the wall clock is read again; default 60 s. */
   readonly maxSleepMs?: number;
+  /** The wall clock, in ms; default `Date.now` (tests move it without moving the timers). */
+  readonly now?: () => number;
 }
 
 interface Fields {
@@ -41,19 +43,20 @@ export function scheduleCron(
 ): Schedule {
   const fields = toFields(cron.parse(expression) as Record<keyof Fields, number[]>);
   const maxSleepMs = options.maxSleepMs ?? 60_000;
+  const clock = options.now ?? Date.now;
   let stopped = false;
   let running = false;
   let timer: NodeJS.Timeout | undefined;
-  let due = nextMatch(fields, new Date()).getTime();
+  let due = nextMatch(fields, new Date(clock())).getTime();
 
   const arm = (): void => {
     if (stopped) return;
-    const wait = Math.max(0, Math.min(due - Date.now(), maxSleepMs));
+    const wait = Math.max(0, Math.min(due - clock(), maxSleepMs));
     timer = setTimeout(tick, wait);
-    timer.unref();
+    timer.unref?.();
   };
   const tick = (): void => {
-    const now = Date.now();
+    const now = clock();
     // A backward jump leaves `due` far ahead: plan again from now.
     if (due - now > maxSleepMs * 2 && nextMatch(fields, new Date(now)).getTime() < due) {
       due = nextMatch(fields, new Date(now)).getTime();
