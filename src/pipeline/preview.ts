@@ -5,6 +5,9 @@ import type { PipelineContext } from './context.ts';
 
 /** How long a tool's preview may take before the call is shown without one. */
 const PREVIEW_DEADLINE_MS = 5_000;
+// C0 controls but tab, line feed and carriage return; DEL and C1 controls.
+// eslint-disable-next-line no-control-regex -- control characters are exactly what this finds
+const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g;
 /** A preview longer than this is cut (the whole call is still in the json block). */
 const PREVIEW_MAX_CHARS = 20_000;
 
@@ -46,7 +49,11 @@ export async function makePreview(
       return undefined;
     }
     const given: Preview = typeof preview === 'string' ? { kind: 'text', text: preview } : preview;
-    let text = ctx.redact(String(given.text));
+    // Control characters are shown, never written: a NUL would turn the note into a binary file.
+    let text = ctx.redact(String(given.text)).replace(
+      CONTROL,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    );
     if (text.length > PREVIEW_MAX_CHARS) {
       text = `${text.slice(0, PREVIEW_MAX_CHARS)}\n… (${text.length - PREVIEW_MAX_CHARS} more characters not shown)`;
     }

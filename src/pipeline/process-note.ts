@@ -275,9 +275,12 @@ async function parseOrFail(
   }
 }
 
-/** True when a block that mentions `tool_call` is broken in a way a writer still at work leaves. */
+/**
+ * True when a block that mentions `tool_call` is broken in a way a writer still at work leaves (an
+ * unclosed fence, JSON cut short). Calls that are complete but have bad parameters do not wait.
+ */
 function looksUnfinished(parsed: ParsedNote): boolean {
-  return parsed.invalid.some((block) => block.unclosed && !parsed.results.has(block.id));
+  return parsed.invalid.some((block) => !parsed.results.has(block.id));
 }
 
 async function work(
