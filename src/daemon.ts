@@ -171,6 +171,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       bus,
       ledger,
       ledgerUntrusted,
+      inProgressAtStart,
       gate,
       requests,
     });
@@ -199,6 +200,7 @@ interface Parts {
   readonly bus: EventBus;
   readonly ledger: Ledger;
   readonly ledgerUntrusted: boolean;
+  readonly inProgressAtStart: readonly string[];
   readonly gate: ApprovalGate;
   readonly requests: ApprovalRequests;
 }
@@ -260,7 +262,7 @@ async function run(parts: Parts): Promise<Daemon> {
     gate,
     notes,
     shutdown: shutdown.signal,
-    ledgerUntrusted: parts.ledgerUntrusted,
+    untrustedNotes: new Set(parts.ledgerUntrusted ? parts.inProgressAtStart : []),
     redact: parts.redact,
     conditions,
     active: new Set(),

@@ -26,10 +26,10 @@ export interface PipelineContext {
   /** Aborted when a shutdown's grace period runs out: running calls stop, notes stay claimed. */
   readonly shutdown: AbortSignal;
   /**
-   * True when the ledger was missing or damaged at start while notes waited in `In_Progress/`:
-   * their calls with side effects have a history vaultd cannot read, so a human decides them.
+   * Notes that waited in `In_Progress/` at start while the ledger was missing or damaged: their
+   * calls with side effects have a history vaultd cannot read, so a human decides them.
    */
-  readonly ledgerUntrusted: boolean;
+  readonly untrustedNotes: ReadonlySet<string>;
   /** Removes every secret the config holds from a text (error messages, previews, notes). */
   readonly redact: (text: string) => string;
   /** Infrastructure conditions (disk full, permissions) being worked around. */

@@ -165,7 +165,7 @@ export async function settleCalls(ctx: PipelineContext, work: NoteWork): Promise
       } else if (ctx.ledger.mayHaveLost(found.id)) {
         uncertain =
           "vaultd's ledger was damaged and may have held this call's history, so it may already have run; approve only if it has not";
-      } else if (work.from === 'in_progress' && ctx.ledgerUntrusted) {
+      } else if (work.from === 'in_progress' && ctx.untrustedNotes.has(work.path)) {
         uncertain =
           "vaultd's ledger was missing or damaged when this note was resumed, so this call may already have run; approve only if it has not";
       }
