@@ -1,0 +1,246 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from 'pino';
+import type { McpServerConfig } from './config.ts';
+
+/** What a call to a server's tool may be given. */
+export interface McpCallOptions {
+  /** Aborting it cancels the request (`notifications/cancelled` goes to the server). */
+  readonly signal: AbortSignal;
+  readonly timeoutMs: number;
+  /** Progress the server reports, as a fraction when it says the total. */
+  readonly onProgress?: (progress: {
+    progress: number;
+    total?: number | undefined;
+    message?: string | undefined;
+  }) => void;
+}
+
+/** Longest wait between two attempts to start a server that keeps failing. */
+const MAX_BACKOFF_MS = 60_000;
+/** Lines of a server's stderr kept for error messages. */
+const STDERR_LINES = 20;
+
+/**
+ * One configured MCP server, connected through the official SDK client (stdio or Streamable
+ * HTTP): its tools, calls to them, and its lifecycle. A server that goes away is started again
+ * with backoff (1 s doubling to 1 min); calls in flight then fail with a clear error, and calls
+ * while it is down are refused at once. `tools/list_changed` refreshes the tool list.
+ */
+export class McpConnection {
+  readonly config: McpServerConfig;
+  readonly #logger: Logger;
+  readonly #onChange: () => void;
+  #client: Client | undefined;
+  #transport: Transport | undefined;
+  #tools: McpTool[] = [];
+  #state: 'starting' | 'up' | 'down' | 'stopped' = 'starting';
+  #failures = 0;
+  #retry: NodeJS.Timeout | undefined;
+  #lastError = '';
+  readonly #stderr: string[] = [];
+
+  /**
+   * @param config the server's config.
+   * @param logger for the server's life and its stderr.
+   * @param onChange told when the server's tools change (listed again, lost, back).
+   */
+  constructor(config: McpServerConfig, logger: Logger, onChange: () => void) {
+    this.config = config;
+    this.#logger = logger.child({ mcp_server: config.name });
+    this.#onChange = onChange;
+  }
+
+  /** The server's tools as it last listed them (kept while it restarts). */
+  get tools(): readonly McpTool[] {
+    return this.#tools;
+  }
+
+  /** Whether calls can be made now. */
+  get up(): boolean {
+    return this.#state === 'up';
+  }
+
+  /**
+   * Connect and list the tools; rejects with the reason when the server cannot be reached in
+   * time (then no retries are scheduled: start-up reports it).
+   */
+  async start(): Promise<void> {
+    await this.#connect();
+  }
+
+  /**
+   * Call one of the server's tools.
+   * @param name the tool's name on the server.
+   * @param args its arguments, validated against its input schema already.
+   * @param options signal, timeout and progress.
+   */
+  async call(
+    name: string,
+    args: Record<string, unknown>,
+    options: McpCallOptions,
+  ): Promise<CallToolResult> {
+    const client = this.#client;
+    if (this.#state !== 'up' || client === undefined) {
+      throw new Error(
+        `MCP server ${this.config.name} is not running (${this.#lastError || 'starting'}); it is being restarted, try again later`,
+      );
+    }
+    return (await client.callTool({ name, arguments: args }, undefined, {
+      signal: options.signal,
+      timeout: options.timeoutMs,
+      ...(options.onProgress === undefined ? {} : { onprogress: options.onProgress }),
+    })) as CallToolResult;
+  }
+
+  /** Stop for good: no restarts, the client closed, a stdio server's process ended. */
+  async stop(): Promise<void> {
+    this.#state = 'stopped';
+    clearTimeout(this.#retry);
+    await this.#close();
+  }
+
+  async #connect(): Promise<void> {
+    const client = new Client(
+      { name: 'vaultd', version: '0.1.0' },
+      {
+        capabilities: {},
+        listChanged: {
+          tools: {
+            onChanged: (error, tools) => {
+              if (error !== null) {
+                this.#logger.warn({ err: error }, 'MCP server tools could not be listed again');
+                return;
+              }
+              if (tools !== null) {
+                this.#tools = tools;
+                this.#onChange();
+              }
+            },
+          },
+        },
+      },
+    );
+    const transport = this.#makeTransport();
+    transport.onclose = () => this.#lost('the connection closed');
+    transport.onerror = (error) => this.#logger.debug({ err: error }, 'MCP transport error');
+    this.#client = client;
+    this.#transport = transport;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        (async () => {
+          await client.connect(transport);
+          this.#tools = await listAll(client);
+        })(),
+        new Promise<never>((_resolve, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`no answer within ${this.config.connectTimeoutMs} ms`)),
+            this.config.connectTimeoutMs,
+          );
+        }),
+      ]);
+    } catch (error) {
+      clearTimeout(timer);
+      this.#lastError = `${(error as Error).message}${this.#stderrTail()}`;
+      await this.#close();
+      throw new Error(`MCP server ${this.config.name} could not start: ${this.#lastError}`, {
+        cause: error,
+      });
+    }
+    clearTimeout(timer);
+    this.#state = 'up';
+    this.#failures = 0;
+    this.#logger.info({ tools: this.#tools.length }, 'MCP server connected');
+    this.#onChange();
+  }
+
+  #makeTransport(): Transport {
+    const { config } = this;
+    if (config.url !== undefined) {
+      return new StreamableHTTPClientTransport(new URL(config.url), {
+        requestInit: { headers: { ...config.headers } },
+      });
+    }
+    const transport = new StdioClientTransport({
+      command: config.command ?? '',
+      args: [...config.args],
+      // Only what the operator wrote, and PATH to find the program: no secret of vaultd's leaks.
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...config.env },
+      ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
+      stderr: 'pipe',
+    });
+    transport.stderr?.on('data', (chunk: Buffer) => {
+      for (const line of chunk.toString('utf8').split('\n')) {
+        if (line.trim() === '') continue;
+        this.#stderr.push(line.slice(0, 500));
+        if (this.#stderr.length > STDERR_LINES) this.#stderr.shift();
+        this.#logger.debug({ stderr: line.slice(0, 500) }, 'MCP server stderr');
+      }
+    });
+    return transport;
+  }
+
+  #lost(reason: string): void {
+    if (this.#state === 'stopped' || this.#state === 'down') return;
+    this.#state = 'down';
+    this.#lastError = `${reason}${this.#stderrTail()}`;
+    this.#logger.error({ reason: this.#lastError }, 'MCP server went away; restarting it');
+    void this.#close();
+    this.#scheduleRestart();
+  }
+
+  #scheduleRestart(): void {
+    if (this.#state === 'stopped') return;
+    const delay = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(this.#failures, 6));
+    this.#failures += 1;
+    this.#retry = setTimeout(() => {
+      if (this.#state === 'stopped') return;
+      this.#state = 'starting';
+      this.#connect().catch((error: unknown) => {
+        this.#logger.error({ err: error }, 'MCP server restart failed');
+        this.#state = 'down';
+        this.#scheduleRestart();
+      });
+    }, delay);
+    this.#retry.unref();
+  }
+
+  async #close(): Promise<void> {
+    const client = this.#client;
+    const transport = this.#transport;
+    this.#client = undefined;
+    this.#transport = undefined;
+    if (transport !== undefined) transport.onclose = undefined;
+    const pid = transport instanceof StdioClientTransport ? transport.pid : null;
+    await client?.close().catch(() => undefined);
+    if (pid !== null && pid !== undefined) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Gone already, as it should be.
+      }
+    }
+  }
+
+  #stderrTail(): string {
+    return this.#stderr.length === 0
+      ? ''
+      : `; its last words: ${this.#stderr.slice(-3).join(' | ')}`;
+  }
+}
+
+async function listAll(client: Client): Promise<McpTool[]> {
+  const tools: McpTool[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < 100; page++) {
+    const result = await client.listTools(cursor === undefined ? {} : { cursor });
+    tools.push(...result.tools);
+    cursor = result.nextCursor;
+    if (cursor === undefined) break;
+  }
+  return tools;
+}

@@ -1,0 +1,286 @@
+// The mcp pack against real MCP servers: the reference "everything" server (stdio and Streamable
+// HTTP) and a small crashing server built with the SDK, through the pack host and executor, and
+// end to end from notes with a daemon child process.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ApprovalGate } from '../../../src/approval/gate.ts';
+import { compilePolicy } from '../../../src/approval/policy.ts';
+import { loadConfig } from '../../../src/config/index.ts';
+import { Executor } from '../../../src/execute/index.ts';
+import { silentLogger } from '../../../src/observe/logger.ts';
+import { ToolRegistry } from '../../../src/protocol/index.ts';
+import { PackHost, packConfigSchemas } from '../../../src/tools/host.ts';
+import { BUILTIN_PACKS } from '../../../src/tools/index.ts';
+import { mapToolName } from '../../../src/tools/mcp/tool-name.ts';
+import { ensureLayout, resolveLayout } from '../../../src/vault/index.ts';
+import {
+  callBlock,
+  makeVault,
+  note,
+  resultsOf,
+  ROOT,
+  runCli,
+  type DaemonProcess,
+  type TempVault,
+} from '../../helpers/vault.ts';
+import { waitFor } from '../../helpers/wait-for.ts';
+import { moveNote, startDaemon, stopDaemon, waitInFolder, waitPending } from '../../e2e/helpers.ts';
+
+const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+const CRASHY = join(ROOT, 'test/fixtures/mcp/crashy-server.mjs');
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address !== null
+          ? resolve(address.port)
+          : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+/** A pack host with the mcp pack on these servers, and an executor that runs what policy allows. */
+async function hostWith(dir: string, servers: Record<string, unknown>, allow: string[] = []) {
+  const config = loadConfig({ vault: dir, env: {}, toolSchemas: packConfigSchemas(BUILTIN_PACKS) });
+  const withServers = { ...config, tools: { mcp: { servers } } };
+  const layout = resolveLayout(withServers);
+  await ensureLayout(layout);
+  const registry = new ToolRegistry();
+  const host = new PackHost({
+    packs: BUILTIN_PACKS,
+    config: withServers,
+    layout,
+    registry,
+    logger: silentLogger(),
+  });
+  await host.start();
+  const executor = new Executor(registry, {
+    gate: new ApprovalGate({ policy: compilePolicy({ allow }) }),
+    runtime: (tool) => host.runtime(tool),
+    timeoutMs: 5000,
+    retry: { attempts: 1, baseDelayMs: 1 },
+  });
+  return { registry, host, executor };
+}
+
+describe('mcp pack', { timeout: 120_000 }, () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'vaultd-mcp-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('maps tool names into vaultd’s name rule', () => {
+    assert.equal(mapToolName('everything', 'get-sum'), 'everything_get_sum');
+    assert.equal(mapToolName('fs', 'Read File!'), 'fs_read_file');
+    assert.equal(mapToolName('x', '---'), 'x');
+  });
+
+  it('restarts a server that crashes mid-call: the call gets a clear error, later calls work, and a changed tool list is followed', async () => {
+    const starts = join(dir, 'starts.txt');
+    const { registry, host, executor } = await hostWith(
+      dir,
+      {
+        crashy: {
+          command: process.execPath,
+          args: [CRASHY],
+          env: { STARTS_FILE: starts },
+          tools: { count: 'safe', list_grows: 'safe', fail: 'safe', grown: 'safe' },
+        },
+      },
+      ['crashy_crash'],
+    );
+    try {
+      assert.deepEqual(registry.names(), [
+        'crashy_count',
+        'crashy_crash',
+        'crashy_fail',
+        'crashy_list_grows',
+        'search_web',
+        'send_notification',
+      ]);
+      assert.equal(
+        registry.get('crashy_crash')?.safety,
+        'dangerous',
+        'dangerous unless configured',
+      );
+      const counted = await executor.execute({
+        id: 'c1',
+        name: 'crashy_count',
+        arguments: { by: 2 },
+      });
+      assert.equal(counted.content, 'calls: 2', 'structuredContent is the data');
+      assert.deepEqual(counted.data, { calls: 2 });
+
+      const bad = await executor.execute({
+        id: 'c2',
+        name: 'crashy_count',
+        arguments: { by: 'x' },
+      });
+      assert.equal(
+        bad.error?.code,
+        'INVALID_PARAMS',
+        'the server’s schema, checked before the call',
+      );
+
+      const failed = await executor.execute({ id: 'c3', name: 'crashy_fail', arguments: {} });
+      assert.equal(failed.error?.code, 'EXECUTION_FAILED');
+      assert.match(failed.error?.message ?? '', /the fail tool failed on purpose/);
+
+      const crashed = await executor.execute({ id: 'c4', name: 'crashy_crash', arguments: {} });
+      assert.equal(crashed.status, 'error');
+      assert.match(crashed.error?.message ?? '', /MCP server crashy/);
+      await waitFor(async () => (await readFile(starts, 'utf8')).trim().split('\n').length === 2, {
+        message: 'the server started again',
+      });
+      const again = await waitFor(async () => {
+        const r = await executor.execute({ id: 'c5', name: 'crashy_count', arguments: { by: 1 } });
+        return r.success ? r : undefined;
+      });
+      assert.deepEqual(again.data, { calls: 1 }, 'a fresh process');
+
+      await executor.execute({ id: 'c6', name: 'crashy_list_grows', arguments: {} });
+      await waitFor(() => registry.has('crashy_grown'), { message: 'the new tool registered' });
+      assert.equal(
+        (await executor.execute({ id: 'c7', name: 'crashy_grown', arguments: {} })).content,
+        'grown',
+      );
+    } finally {
+      await host.stop();
+    }
+    assert.equal(registry.has('crashy_count'), false, 'its tools go with it');
+  });
+
+  it('speaks Streamable HTTP to the reference server, and cancels a call past its timeout', async () => {
+    const port = await freePort();
+    const server: ChildProcess = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
+      env: { PATH: process.env['PATH'] ?? '', PORT: String(port) },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let log = '';
+    server.stderr?.on('data', (d: Buffer) => (log += d.toString()));
+    try {
+      await waitFor(() => log.includes('listening'), { message: 'the HTTP server is up' });
+      const { host, executor } = await hostWith(dir, {
+        everything: {
+          url: `http://127.0.0.1:${port}/mcp`,
+          tools: { 'get-sum': 'safe', 'trigger-long-running-operation': 'safe' },
+        },
+      });
+      try {
+        const sum = await executor.execute({
+          id: 's1',
+          name: 'everything_get_sum',
+          arguments: { a: 2, b: 3 },
+        });
+        assert.equal(sum.success, true, sum.content);
+        assert.match(sum.content, /5/);
+        const started = performance.now();
+        const long = await executor.execute({
+          id: 's2',
+          name: 'everything_trigger_long_running_operation',
+          arguments: { duration: 60, steps: 60 },
+        });
+        assert.equal(long.error?.code, 'TIMEOUT');
+        assert.ok(performance.now() - started < 30_000, 'it did not wait for the whole operation');
+      } finally {
+        await host.stop();
+      }
+    } finally {
+      server.kill('SIGKILL');
+    }
+  });
+});
+
+describe('mcp pack end to end from notes', { timeout: 120_000 }, () => {
+  let vault: TempVault;
+  let daemon: DaemonProcess;
+  before(async () => {
+    vault = await makeVault();
+    await writeFile(
+      vault.configPath,
+      (await readFile(vault.configPath, 'utf8')) +
+        [
+          'tools:',
+          '  mcp:',
+          '    servers:',
+          '      everything:',
+          `        command: ${process.execPath}`,
+          `        args: [${EVERYTHING}, stdio]`,
+          '        tools:',
+          "          'get-sum': safe",
+          '    limits:',
+          '      everything_trigger_long_running_operation: { timeout_ms: 1500 }',
+          '',
+        ].join('\n'),
+    );
+    daemon = await startDaemon(vault);
+  });
+  after(async () => {
+    const code = await stopDaemon(daemon);
+    assert.equal(code, 0, daemon.output().slice(-2000));
+    await vault.cleanup();
+  });
+
+  it('runs a safe MCP tool at once and puts a dangerous one before a human', async () => {
+    await vault.drop(
+      'mcp.md',
+      note(
+        'MCP',
+        callBlock('everything_get_sum', { a: 20, b: 22 }, 'sum'),
+        callBlock('everything_get_structured_content', { location: 'Chicago' }, 'weather'),
+      ),
+    );
+    const pending = await waitPending(vault, 'mcp.md');
+    assert.match(pending, /everything_get_structured_content/);
+    assert.match(resultsOf(pending)[0]?.content ?? '', /42/);
+    await moveNote(vault, 'mcp.md', 'Pending_Approval', 'Approved');
+    const done = await waitInFolder(vault, 'mcp.md', 'Done');
+    const weather = resultsOf(done).find((r) => r.id === 'weather');
+    assert.equal(weather?.status, 'success');
+    assert.equal((weather?.data as { conditions?: string }).conditions !== undefined, true);
+  });
+
+  it('gives a schema violation and a hung tool clear results', async () => {
+    await vault.drop(
+      'bad.md',
+      note(
+        'Bad',
+        callBlock('everything_get_sum', { a: 'twenty' }, 'bad-sum'),
+        callBlock('everything_trigger_long_running_operation', { duration: 30, steps: 30 }, 'hang'),
+      ),
+    );
+    const pending = await waitPending(vault, 'bad.md');
+    assert.equal(resultsOf(pending).find((r) => r.id === 'bad-sum')?.error?.code, 'INVALID_PARAMS');
+    await moveNote(vault, 'bad.md', 'Pending_Approval', 'Approved');
+    const failed = await waitInFolder(vault, 'bad.md', 'Failed');
+    assert.equal(resultsOf(failed).find((r) => r.id === 'hang')?.error?.code, 'TIMEOUT');
+  });
+
+  it('lists the proxied tools in the MCP export of vaultd tools', async () => {
+    const out = await runCli(['tools', '--format', 'mcp', '--config', vault.configPath]);
+    assert.equal(out.code, 0, out.stderr);
+    const tools = JSON.parse(out.stdout) as {
+      name: string;
+      annotations: { destructiveHint: boolean };
+    }[];
+    const sum = tools.find((t) => t.name === 'everything_get_sum');
+    assert.ok(sum);
+    assert.equal(sum.annotations.destructiveHint, false);
+    assert.equal(
+      tools.find((t) => t.name === 'everything_get_env')?.annotations.destructiveHint,
+      true,
+    );
+  });
+});
