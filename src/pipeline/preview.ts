@@ -50,10 +50,9 @@ export async function makePreview(
     }
     const given: Preview = typeof preview === 'string' ? { kind: 'text', text: preview } : preview;
     // Control characters are shown, never written: a NUL would turn the note into a binary file.
-    let text = ctx.redact(String(given.text)).replace(
-      CONTROL,
-      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-    );
+    let text = ctx
+      .redact(String(given.text))
+      .replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
     if (text.length > PREVIEW_MAX_CHARS) {
       text = `${text.slice(0, PREVIEW_MAX_CHARS)}\n… (${text.length - PREVIEW_MAX_CHARS} more characters not shown)`;
     }

@@ -291,16 +291,34 @@ export class PackHost {
     };
     await mkdir(join(layout.state, 'packs'), { recursive: true });
     const handle = await pack.start(ctx);
+    let first = true;
     const sync = (): void => {
-      const tools = handle.tools().map((tool) => withPack(tool, pack.name));
+      const tools: Tool[] = [];
+      for (const tool of handle.tools()) {
+        const owner = registry.get(tool.name)?.pack;
+        if (owner !== undefined && owner !== pack.name) {
+          // Two packs never share a tool name: at start it stops the start, later it is logged.
+          const message = `tool ${tool.name} of pack ${pack.name} has the name of a tool of pack ${owner}`;
+          if (first) throw new Error(message);
+          logger.error({ pack: pack.name, tool: tool.name, owner }, message);
+          continue;
+        }
+        tools.push(withPack(tool, pack.name));
+      }
       const change = registry.replacePack(pack.name, tools);
       if (change.added.length > 0 || change.removed.length > 0) {
         logger.info({ pack: pack.name, ...change }, 'tools changed');
       }
     };
+    try {
+      sync();
+    } catch (error) {
+      await handle.stop().catch(() => undefined);
+      throw error;
+    }
+    first = false;
     const unsubscribe = handle.onChange?.(sync) ?? (() => undefined);
     this.#running.set(pack.name, { pack, handle, controller, unsubscribe, config, files });
-    sync();
   }
 }
 

@@ -1,0 +1,70 @@
+import type { JsonSchema, SafetyLevel } from '../../protocol/types.ts';
+
+/** One command tool as configured under `tools.commands.<name>`. */
+export interface CommandConfig {
+  readonly name: string;
+  readonly description: string;
+  /** The program and its arguments; `{param}` in an element is replaced by that parameter. */
+  readonly argv: readonly string[];
+  /** JSON Schemas of the parameters by name. */
+  readonly parameters: Readonly<Record<string, JsonSchema>>;
+  readonly required: readonly string[];
+  readonly safety: SafetyLevel;
+  /** Working directory, inside the vault (relative to it) or a configured root. */
+  readonly cwd: string;
+  readonly timeoutMs: number | undefined;
+  /** Environment variables passed to the program, besides PATH. */
+  readonly env: Readonly<Record<string, string>>;
+  /** Run in the shell pack's sandbox. */
+  readonly sandbox: boolean;
+}
+
+const commandSchema: JsonSchema = {
+  type: 'object',
+  properties: {
+    description: { type: 'string', minLength: 1 },
+    argv: { type: 'array', items: { type: 'string' }, minItems: 1 },
+    parameters: { type: 'object', additionalProperties: { type: 'object' }, default: {} },
+    required: { type: 'array', items: { type: 'string' }, default: [] },
+    safety: { enum: ['safe', 'cautious', 'dangerous'], default: 'dangerous' },
+    cwd: { type: 'string', default: '.' },
+    timeout_ms: { type: 'integer', minimum: 100 },
+    env: { type: 'object', additionalProperties: { type: 'string' }, default: {} },
+    sandbox: { type: 'boolean', default: false },
+  },
+  required: ['description', 'argv'],
+  additionalProperties: false,
+};
+
+/** JSON Schema of `tools.commands`: one command per key (its tool's name). */
+export const commandsConfigSchema: JsonSchema = {
+  type: 'object',
+  propertyNames: { pattern: '^[a-z][a-z0-9_]*$' },
+  properties: { enabled: { type: 'boolean' }, limits: { type: 'object' } },
+  additionalProperties: commandSchema,
+};
+
+/**
+ * The commands of the `tools.commands` section (validated by the schema first).
+ * @param section the pack's config section.
+ */
+export function readCommands(section: Readonly<Record<string, unknown>>): CommandConfig[] {
+  const out: CommandConfig[] = [];
+  for (const [name, raw] of Object.entries(section)) {
+    if (name === 'enabled' || name === 'limits') continue;
+    const c = raw as Record<string, unknown>;
+    out.push({
+      name,
+      description: String(c['description']),
+      argv: (c['argv'] as unknown[]).map(String),
+      parameters: (c['parameters'] ?? {}) as Record<string, JsonSchema>,
+      required: ((c['required'] ?? []) as unknown[]).map(String),
+      safety: (c['safety'] as SafetyLevel | undefined) ?? 'dangerous',
+      cwd: typeof c['cwd'] === 'string' ? c['cwd'] : '.',
+      timeoutMs: typeof c['timeout_ms'] === 'number' ? c['timeout_ms'] : undefined,
+      env: (c['env'] ?? {}) as Record<string, string>,
+      sandbox: c['sandbox'] === true,
+    });
+  }
+  return out;
+}

@@ -1,0 +1,89 @@
+import { defineTool } from '../../protocol/define-tool.ts';
+import { ToolError } from '../../protocol/errors.ts';
+import type { PackHandle, ToolPack } from '../../protocol/pack.ts';
+import type { Tool, ToolContext } from '../../protocol/types.ts';
+import { fillArgv, placeholders } from './argv.ts';
+import { commandsConfigSchema, readCommands, type CommandConfig } from './config.ts';
+import { sandboxed } from './sandbox.ts';
+
+/** Output kept of a command's stdout and stderr each. */
+const OUTPUT_BYTES = 256 * 1024;
+
+/**
+ * The `commands` pack: programs the operator names in config (`tools.commands.<name>`), run with
+ * an argument vector filled from the call's validated parameters (never a shell, never split),
+ * in a working directory inside the vault, optionally in a bubblewrap sandbox.
+ */
+export const commandsPack: ToolPack = {
+  name: 'commands',
+  description: 'programs the operator names in config, run with an argument vector (never a shell)',
+  configSchema: commandsConfigSchema,
+  start(ctx): PackHandle {
+    const tools = readCommands(ctx.config).map(commandTool);
+    return { tools: () => tools, stop: async () => undefined };
+  },
+};
+
+/**
+ * Declare one configured command as a tool.
+ * @param command its config.
+ * @throws Error when the argv names a parameter the command does not declare.
+ */
+export function commandTool(command: CommandConfig): Tool {
+  const missing = placeholders(command.argv).filter((p) => !Object.hasOwn(command.parameters, p));
+  if (missing.length > 0) {
+    throw new Error(
+      `command ${command.name}: its argv names ${missing.map((m) => `{${m}}`).join(', ')} but parameters do not declare ${missing.length > 1 ? 'them' : 'it'}`,
+    );
+  }
+  return defineTool({
+    name: command.name,
+    description: command.description,
+    parameters: command.parameters,
+    required: command.required,
+    safety: command.safety,
+    categories: ['command'],
+    ...(command.timeoutMs === undefined ? {} : { timeoutMs: command.timeoutMs }),
+    preview: (args) =>
+      `Run ${JSON.stringify(fillArgv(command.argv, args))}\nin ${command.cwd}${command.sandbox ? ' (in the bubblewrap sandbox, no network)' : ''}`,
+    handler: (args, ctx) => runCommand(command, args, ctx),
+  });
+}
+
+async function runCommand(
+  command: CommandConfig,
+  args: Record<string, unknown>,
+  ctx: ToolContext,
+): Promise<unknown> {
+  const argv = fillArgv(command.argv, args);
+  const cwd = await ctx.files.resolve(command.cwd, 'read');
+  if (!cwd.exists) {
+    throw new ToolError('EXECUTION_FAILED', `the working directory ${command.cwd} does not exist`);
+  }
+  const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...command.env };
+  const [file, ...rest] = command.sandbox ? await sandboxed(argv, cwd.path, env) : argv;
+  if (file === undefined) throw new ToolError('EXECUTION_FAILED', 'the command is empty');
+  let result;
+  try {
+    result = await ctx.exec(file, rest, { cwd: cwd.path, env, maxOutputBytes: OUTPUT_BYTES });
+  } catch (error) {
+    throw new ToolError('EXECUTION_FAILED', `could not start ${file}: ${(error as Error).message}`);
+  }
+  const data = {
+    argv,
+    exit_code: result.exitCode,
+    signal: result.signal,
+    stdout: result.stdout,
+    stderr: result.stderr,
+    truncated: result.truncated,
+  };
+  if (result.exitCode !== 0) {
+    const why = result.signal === null ? `exit code ${result.exitCode}` : `signal ${result.signal}`;
+    throw new ToolError(
+      'EXECUTION_FAILED',
+      `${command.name} failed (${why})${result.stderr.trim() === '' ? '' : `: ${result.stderr.trim().slice(0, 2000)}`}`,
+      { data, sideEffect: command.safety !== 'safe' },
+    );
+  }
+  return data;
+}

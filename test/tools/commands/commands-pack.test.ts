@@ -1,0 +1,113 @@
+// Command tools from config, end to end from notes: an argv filled from validated parameters
+// (never a shell, never split), in the vault, optionally in the bubblewrap sandbox.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fillArgv } from '../../../src/tools/commands/argv.ts';
+import { commandTool } from '../../../src/tools/commands/index.ts';
+import {
+  callBlock,
+  makeVault,
+  note,
+  resultsOf,
+  type DaemonProcess,
+  type TempVault,
+} from '../../helpers/vault.ts';
+import { startDaemon, stopDaemon, waitInFolder } from '../../e2e/helpers.ts';
+
+describe('command argv templates', () => {
+  it('fills each placeholder inside its own element, and a list as one argument per item', () => {
+    assert.deepEqual(
+      fillArgv(['deploy', '--env={environment}', '{targets}', '{missing}'], {
+        environment: 'prod; rm -rf /',
+        targets: ['a b', '-x'],
+      }),
+      ['deploy', '--env=prod; rm -rf /', 'a b', '-x'],
+    );
+    assert.throws(() => fillArgv(['--to={who}'], {}), /parameter 'who' is needed/);
+  });
+
+  it('refuses a command whose argv names an undeclared parameter', () => {
+    assert.throws(
+      () =>
+        commandTool({
+          name: 'bad',
+          description: 'x',
+          argv: ['/bin/echo', '{nope}'],
+          parameters: {},
+          required: [],
+          safety: 'safe',
+          cwd: '.',
+          timeoutMs: undefined,
+          env: {},
+          sandbox: false,
+        }),
+      /argv names \{nope\}/,
+    );
+  });
+});
+
+describe('commands pack end to end', { timeout: 60_000 }, () => {
+  let vault: TempVault;
+  let daemon: DaemonProcess;
+  before(async () => {
+    vault = await makeVault();
+    await writeFile(
+      vault.configPath,
+      (await readFile(vault.configPath, 'utf8')) +
+        [
+          'tools:',
+          '  commands:',
+          '    greet:',
+          '      description: Greet someone.',
+          "      argv: [/bin/echo, 'hello', '{name}']",
+          '      parameters: { name: { type: string, maxLength: 100 } }',
+          '      required: [name]',
+          '      safety: safe',
+          '    touch_outside:',
+          '      description: Try to write outside the working directory.',
+          "      argv: [/bin/sh, -c, 'touch /etc/vaultd-sandbox-test && echo wrote']",
+          '      safety: safe',
+          '      sandbox: true',
+          '    fails:',
+          '      description: Exit 3.',
+          "      argv: [/bin/sh, -c, 'echo broken >&2; exit 3']",
+          '      safety: safe',
+          '',
+        ].join('\n'),
+    );
+    daemon = await startDaemon(vault);
+  });
+  after(async () => {
+    assert.equal(await stopDaemon(daemon), 0, daemon.output().slice(-2000));
+    await vault.cleanup();
+  });
+
+  it('runs the program with the value as one argument, never through a shell', async () => {
+    await vault.drop(
+      'greet.md',
+      note('Greet', callBlock('greet', { name: 'World; touch /tmp/pwned $(id)' }, 'g')),
+    );
+    const [result] = resultsOf(await waitInFolder(vault, 'greet.md', 'Done'));
+    assert.equal(
+      (result?.data as { stdout: string }).stdout,
+      'hello World; touch /tmp/pwned $(id)\n',
+    );
+    assert.equal(existsSync('/tmp/pwned'), false);
+  });
+
+  it('reports a failing command with its exit code and stderr, and keeps a sandboxed one in', async () => {
+    await vault.drop(
+      'fail.md',
+      note('Fail', callBlock('fails', {}, 'f'), callBlock('touch_outside', {}, 't')),
+    );
+    const results = resultsOf(await waitInFolder(vault, 'fail.md', 'Failed'));
+    const failed = results.find((r) => r.id === 'f');
+    assert.equal(failed?.error?.code, 'EXECUTION_FAILED');
+    assert.match(failed?.error?.message ?? '', /exit code 3\): broken/);
+    assert.equal(results.find((r) => r.id === 't')?.error?.code, 'EXECUTION_FAILED');
+    assert.equal(existsSync('/etc/vaultd-sandbox-test'), false);
+  });
+});
