@@ -143,7 +143,7 @@ export class Executor {
     if (tool === undefined) {
       return { ok: false, error: makeError('UNKNOWN_TOOL', this.#describeUnknown(call.name)) };
     }
-    const checked = validateArguments(tool, call.arguments);
+    const checked = validateArguments(tool, call.arguments, this.#configFor(tool));
     if (!checked.ok) {
       return {
         ok: false,
@@ -356,6 +356,15 @@ export class Executor {
     }
   }
 
+  /** A tool's pack config, synchronously (for its `normalize`). */
+  #configFor(tool: Tool): Readonly<Record<string, unknown>> {
+    try {
+      return this.#options.runtime?.(tool)?.config ?? this.#options.toolConfig?.(tool.name) ?? {};
+    } catch {
+      return {};
+    }
+  }
+
   /**
    * What a tool's effects function and preview may look at: its config and file access.
    * @param tool a registered tool.
@@ -463,7 +472,7 @@ export class Executor {
         ? { kind: 'interrupted', started: false }
         : raced.value;
       if (outcome.kind === 'ok') return formatOutput(outcome.value);
-      const failure = toFailure(tool, outcome, timeoutMs);
+      const failure = toFailure(tool, outcome, timeoutMs, state.effects?.readOnly !== true);
       const retry =
         attempt < maxAttempts &&
         failure.status === 'error' &&
@@ -588,16 +597,29 @@ function toFailure(
   tool: Tool,
   outcome: Exclude<AttemptOutcome, { kind: 'ok' }>,
   timeoutMs: number,
+  sideEffects: boolean,
 ): Failure {
   switch (outcome.kind) {
     case 'timeout':
-      return {
-        status: 'error',
-        error: makeError(
-          'TIMEOUT',
-          `${tool.name} did not finish within ${timeoutMs} ms and was aborted`,
-        ),
-      };
+      // A call with side effects that timed out may have acted (a message handed to a server
+      // and then no answer): never recoverable, never retried, and the agent is told so.
+      return sideEffects
+        ? {
+            status: 'error',
+            error: {
+              code: 'TIMEOUT',
+              message: `${tool.name} did not finish within ${timeoutMs} ms and was aborted; it may or may not have taken effect (a message may have been sent): check before running it again`,
+              recoverable: false,
+            },
+            sideEffect: true,
+          }
+        : {
+            status: 'error',
+            error: makeError(
+              'TIMEOUT',
+              `${tool.name} did not finish within ${timeoutMs} ms and was aborted`,
+            ),
+          };
     case 'interrupted':
       return interrupted(tool, outcome.started);
     case 'thrown': {

@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import { renderResult } from '../note/index.ts';
 import type { ErrorCode } from '../protocol/errors.ts';
 import type { ToolResult } from '../protocol/types.ts';
-import { claimNote, moveNoOverwrite, readClaimedName } from '../vault/index.ts';
+import { claimNote, moveClaimed, moveNoOverwrite, readClaimedName } from '../vault/index.ts';
 import { appendInVault } from '../vault/vault-writer.ts';
 import type { PipelineContext } from './context.ts';
 import { makePipelineResult } from './make-result.ts';
@@ -43,7 +43,7 @@ export async function failClaimed(
     ctx.logger.error({ err: appendError, note: key }, 'could not append the error to the note');
   }
   try {
-    await moveNoOverwrite(path, ctx.layout.failed, readClaimedName(basename(path)).original);
+    await moveClaimed(path, ctx.layout.failed, readClaimedName(basename(path)).original);
   } catch (moveError) {
     ctx.logger.error(
       { err: moveError, note: key },

@@ -6,6 +6,7 @@ import type { ToolResult } from '../protocol/types.ts';
 import {
   claimNote,
   isClaimedByOther,
+  moveClaimed,
   moveNoOverwrite,
   readClaimedName,
   recoverInterruptedMove,
@@ -397,7 +398,7 @@ async function finish(
     pending: ctx.layout.pending,
     rejected: ctx.layout.rejected,
   }[target];
-  const moved = await moveNoOverwrite(note.path, dir, note.name);
+  const moved = await moveClaimed(note.path, dir, note.name);
   if (moved === null) {
     ctx.logger.error({ note: note.key }, 'note vanished from In_Progress before it could be moved');
     report(ctx, note.key, logged);

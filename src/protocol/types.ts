@@ -215,11 +215,12 @@ export interface ToolDefinition<Args = Record<string, unknown>> {
   readonly rateLimit?: RateLimit;
   /**
    * The one normal form of valid arguments (schema defaults already applied): trim, Unicode NFC,
-   * case-fold addresses and the like. Policy, approval hashing, the preview and the handler all
-   * see what it returns. Throw a `ToolError('INVALID_PARAMS', …)` for values no normal form can
-   * save (control characters in a target, several targets in one value).
+   * case-fold addresses, defaults that come from config, and the like. Policy, approval hashing,
+   * the preview and the handler all see what it returns. Throw a `ToolError('INVALID_PARAMS', …)`
+   * for values no normal form can save (control characters in a target, several targets in one
+   * value). Gets the tool's pack config.
    */
-  normalize?(args: Args): Args;
+  normalize?(args: Args, config: Readonly<Record<string, unknown>>): Args;
   /** What the call would do, shown when asking for approval; a string is a text preview. */
   preview?(
     args: Args,

@@ -13,9 +13,14 @@ export type ValidationResult =
  * bring them to the tool's normal form (`normalize`), which is checked against the schema again.
  * @param tool a declared tool.
  * @param args the call's arguments as written; never modified.
+ * @param config the tool's pack config, for its `normalize`; default `{}`.
  * @returns the normalised arguments, or one message naming each bad parameter and what it expects.
  */
-export function validateArguments(tool: Tool<unknown>, args: unknown): ValidationResult {
+export function validateArguments(
+  tool: Tool<unknown>,
+  args: unknown,
+  config: Readonly<Record<string, unknown>> = {},
+): ValidationResult {
   if (typeof args !== 'object' || args === null || Array.isArray(args)) {
     return { ok: false, message: `parameters must be a JSON object, got ${describeValue(args)}` };
   }
@@ -30,7 +35,7 @@ export function validateArguments(tool: Tool<unknown>, args: unknown): Validatio
   if (tool.normalize === undefined) return { ok: true, args: copy };
   let normal: unknown;
   try {
-    normal = tool.normalize(copy);
+    normal = tool.normalize(copy, config);
   } catch (error) {
     if (error instanceof ToolError && error.code === 'INVALID_PARAMS')
       return { ok: false, message: error.message };

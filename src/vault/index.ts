@@ -46,7 +46,13 @@ export {
   type LockInfo,
   type VaultLock,
 } from './lock.ts';
-export { moveNoOverwrite, recoverInterruptedMove, suffixedName, type MoveOptions } from './move.ts';
+export {
+  moveClaimed,
+  moveNoOverwrite,
+  recoverInterruptedMove,
+  suffixedName,
+  type MoveOptions,
+} from './move.ts';
 export { isNoteFile } from './note-files.ts';
 export { listNotes } from './scan.ts';
 export {

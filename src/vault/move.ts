@@ -214,3 +214,38 @@ export async function recoverInterruptedMove(
   }
   return null;
 }
+
+/**
+ * The final move of a claimed note into the folder of its outcome, in one step: the first free
+ * name (`task.md`, `task-1.md`…) is found, then the note is renamed to it, so there is no moment
+ * when the note is in two places (a kill between the two steps of a link-then-unlink move would
+ * leave two names). Only a file created under that very name by someone else in the microseconds
+ * between the check and the rename could be replaced; vaultd is the only writer of those folders.
+ * @param src absolute path of the note in `In_Progress/`.
+ * @param destDir the target folder, which must exist.
+ * @param name the wanted name.
+ * @returns the new path, or null when `src` vanished.
+ * @throws VaultIoError for any other failure; the note is then where it was.
+ */
+export async function moveClaimed(
+  src: string,
+  destDir: string,
+  name: string,
+): Promise<string | null> {
+  for (let attempt = 0; ; attempt += 1) {
+    const dest = join(destDir, suffixedName(name, attempt));
+    try {
+      if (await exists(dest)) continue;
+    } catch (error) {
+      throw toVaultIoError('stat', dest, error);
+    }
+    try {
+      await rename(src, dest);
+      return dest;
+    } catch (error) {
+      if (errnoCode(error) === 'EXDEV') return moveNoOverwrite(src, destDir, name);
+      if (isVanished(error) && !(await exists(src).catch(() => true))) return null;
+      throw toVaultIoError('rename', src, error);
+    }
+  }
+}

@@ -96,8 +96,9 @@ describe('Executor timeout', () => {
     const result = await hung;
     assert.equal(result.status, 'error');
     assert.equal(result.error?.code, 'TIMEOUT');
-    assert.equal(result.error?.recoverable, true);
-    assert.match(result.error?.message ?? '', /hang did not finish within 100 ms/);
+    // A tool with side effects that timed out may have acted: not recoverable, and said so.
+    assert.equal(result.error?.recoverable, false);
+    assert.match(result.error?.message ?? '', /hang did not finish within 100 ms.*may or may not have taken effect/);
     assert.equal(
       result.metadata.attempts,
       1,

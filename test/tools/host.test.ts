@@ -128,6 +128,8 @@ describe('PackHost', () => {
       [
         ['web', true],
         ['notify', true],
+        ['mcp', true],
+        ['commands', true],
         ['live', true],
         ['quiet', false],
       ],

@@ -1,4 +1,5 @@
 import type { JsonSchema } from '../../protocol/types.ts';
+import { DEFAULT_MAX_RESPONSE_BYTES } from './fetch-text.ts';
 import type { ProviderName, SearchConfig } from './types.ts';
 
 /** The providers `tools.search_web.provider` accepts. */
@@ -29,6 +30,7 @@ export const searchWebConfigSchema: JsonSchema = {
     url: { type: 'string', pattern: '^https?://' },
     api_key_env: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
     timeout_ms: { type: 'integer', minimum: 100, maximum: 600_000 },
+    max_response_bytes: { type: 'integer', minimum: 1024, maximum: 256 * 1024 * 1024 },
     user_agent: { type: 'string', minLength: 1 },
     // Keys the daemon reads for every tool.
     rate_limit: RATE_LIMIT_SCHEMA,
@@ -53,11 +55,14 @@ export function readSearchConfig(section: Readonly<Record<string, unknown>>): Se
   const apiKeyEnv = typeof section['api_key_env'] === 'string' ? section['api_key_env'] : undefined;
   const timeout = section['timeout_ms'];
   const userAgent = section['user_agent'];
+  const maxBytes = section['max_response_bytes'];
   return {
     provider,
     url,
     apiKeyEnv,
     timeoutMs: typeof timeout === 'number' && timeout > 0 ? timeout : DEFAULT_TIMEOUT_MS,
     userAgent: typeof userAgent === 'string' && userAgent !== '' ? userAgent : DEFAULT_USER_AGENT,
+    maxResponseBytes:
+      typeof maxBytes === 'number' && maxBytes > 0 ? maxBytes : DEFAULT_MAX_RESPONSE_BYTES,
   };
 }

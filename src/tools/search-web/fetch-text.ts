@@ -1,5 +1,10 @@
 import { ToolError } from '../../protocol/errors.ts';
+import { splitCredentials } from '../http/credentials.ts';
+import { readCapped } from '../http/read-capped.ts';
 import { describeNetworkError } from './http-errors.ts';
+
+/** Bytes of a provider's answer read at most, unless configured otherwise. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 2 * 1024 * 1024;
 
 /** A provider's answer, whatever its status. */
 export interface TextResponse {
@@ -19,10 +24,14 @@ export interface FetchTextRequest {
   readonly signal: AbortSignal;
   /** The provider's own time limit; past it the request is aborted with a TIMEOUT error. */
   readonly timeoutMs: number;
+  /** The most bytes of the answer read; a longer one is refused. Default 2 MiB. */
+  readonly maxBytes?: number;
 }
 
 /**
- * Send a request and read the whole body as text, under the call's signal and a provider timeout.
+ * Send a request and read the body as text, under the call's signal, a provider timeout and a byte
+ * cap. A URL with user-info (`https://user:pass@host/`) is sent without it, as an `Authorization:
+ * Basic` header; messages name the provider's origin only, never the URL's user-info or path.
  * @param request where to send it and within which limits.
  * @returns the status, headers and body, also for 4xx/5xx answers.
  * @throws ToolError EXECUTION_FAILED (recoverable) when the network is unreachable, TIMEOUT when
@@ -31,9 +40,17 @@ export interface FetchTextRequest {
 export async function fetchText(request: FetchTextRequest): Promise<TextResponse> {
   const timeout = AbortSignal.timeout(request.timeoutMs);
   const signal = AbortSignal.any([request.signal, timeout]);
+  const { url, authorization } = splitCredentials(request.url);
+  const headers = new Headers(request.init?.headers);
+  if (authorization !== undefined && !headers.has('authorization'))
+    headers.set('authorization', authorization);
   try {
-    const response = await fetch(request.url, { ...request.init, signal, redirect: 'follow' });
-    const text = await response.text();
+    const response = await fetch(url, { ...request.init, headers, signal, redirect: 'follow' });
+    const text = await readCapped(
+      response,
+      request.maxBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+      `${request.provider} at ${url.origin}`,
+    );
     return {
       status: response.status,
       statusText: response.statusText,
@@ -42,7 +59,8 @@ export async function fetchText(request: FetchTextRequest): Promise<TextResponse
     };
   } catch (error) {
     if (request.signal.aborted) throw request.signal.reason ?? error;
-    const where = `${request.provider} at ${request.url.origin}`;
+    if (error instanceof ToolError) throw error;
+    const where = `${request.provider} at ${url.origin}`;
     if (timeout.aborted) {
       throw new ToolError(
         'TIMEOUT',

@@ -22,6 +22,8 @@ export interface SearchConfig {
   readonly apiKeyEnv: string | undefined;
   /** How long one request to the provider may take. */
   readonly timeoutMs: number;
+  /** The most bytes of a provider's answer read. */
+  readonly maxResponseBytes: number;
   readonly userAgent: string;
 }
 

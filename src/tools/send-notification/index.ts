@@ -12,6 +12,7 @@ import { sendDiscord } from './discord.ts';
 import { sendEmail } from './email.ts';
 import { checkMessage, isEmailAddress, MAX_BODY, MAX_RECIPIENT, MAX_SUBJECT } from './limits.ts';
 import { writeOutboxNote } from './outbox.ts';
+import { normalizeNotification } from './normalize.ts';
 import { previewNotification } from './preview.ts';
 import { sendSlack } from './slack.ts';
 import { METHODS, type SendNotificationArgs, type SendNotificationOutput } from './types.ts';
@@ -147,6 +148,7 @@ export const sendNotificationDefinition: ToolDefinition<SendNotificationArgs> = 
     required: ['success', 'message_id'],
   },
   configSchema: sendNotificationConfigSchema,
+  normalize: normalizeNotification,
   preview: previewNotification,
   handler: runSendNotification,
 };

@@ -1,5 +1,10 @@
 import { ToolError } from '../../protocol/errors.ts';
+import { splitCredentials } from '../http/credentials.ts';
+import { readCapped } from '../http/read-capped.ts';
 import { describeNetworkError, networkCodeOf } from '../search-web/http-errors.ts';
+
+/** Bytes of a webhook's answer read at most: services answer with a short status. */
+const MAX_ANSWER_BYTES = 64 * 1024;
 
 // Failures that happen before a request can reach the server: nothing was posted.
 const BEFORE_SENDING = new Set([
@@ -34,7 +39,9 @@ export interface WebhookRequest {
 }
 
 /**
- * POST a JSON payload to a webhook under the call's signal and a timeout.
+ * POST a JSON payload to a webhook under the call's signal and a timeout. A URL with user-info is
+ * sent without it, as an `Authorization: Basic` header; messages name the channel, never the URL
+ * (its path is the webhook's secret). The answer is read up to 64 KiB.
  * @param request where to post what, within which limits.
  * @returns the answer, also for 4xx/5xx.
  * @throws ToolError EXECUTION_FAILED: recoverable without side effect when the host could not be
@@ -43,19 +50,34 @@ export interface WebhookRequest {
  */
 export async function postWebhook(request: WebhookRequest): Promise<WebhookResponse> {
   const timeout = AbortSignal.timeout(request.timeoutMs);
+  let sent = false;
   try {
-    const response = await fetch(request.url, {
+    const { url, authorization } = splitCredentials(request.url);
+    const response = await fetch(url, {
       method: 'POST',
       headers: {
         'Content-Type': 'application/json; charset=utf-8',
         Accept: 'application/json, text/plain',
+        ...(authorization === undefined ? {} : { Authorization: authorization }),
       },
       body: JSON.stringify(request.payload),
       signal: AbortSignal.any([request.signal, timeout]),
       redirect: 'error',
     });
-    return { status: response.status, headers: response.headers, text: await response.text() };
+    sent = true;
+    const text = await readCapped(
+      response,
+      MAX_ANSWER_BYTES,
+      `the ${request.target} webhook`,
+    ).catch(() => '');
+    return { status: response.status, headers: response.headers, text };
   } catch (error) {
+    if (error instanceof TypeError && !sent && /not a valid URL/.test(error.message)) {
+      throw new ToolError(
+        'EXECUTION_FAILED',
+        `the ${request.target} webhook URL in the config is not a valid URL`,
+      );
+    }
     const code = networkCodeOf(error);
     if (
       !request.signal.aborted &&
@@ -97,7 +119,9 @@ export function resolveChannel(
   channels: Readonly<Record<string, string>>,
   recipient: string,
 ): { name: string; url: string } {
-  const name = recipient.trim().replace(/^#/, '');
+  const wanted = recipient.trim().replace(/^#+/, '').toLowerCase();
+  // Channel names compare without case, as the services treat them.
+  const name = Object.keys(channels).find((key) => key.toLowerCase() === wanted) ?? wanted;
   const url = Object.hasOwn(channels, name) ? channels[name] : undefined;
   if (url !== undefined) return { name, url };
   const known = Object.keys(channels);

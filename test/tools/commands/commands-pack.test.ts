@@ -3,7 +3,6 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fillArgv } from '../../../src/tools/commands/argv.ts';
 import { commandTool } from '../../../src/tools/commands/index.ts';

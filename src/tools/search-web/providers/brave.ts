@@ -26,6 +26,7 @@ export const searchBrave: SearchProvider = async ({ query, count, config, signal
     url,
     signal,
     timeoutMs: config.timeoutMs,
+    maxBytes: config.maxResponseBytes,
     init: {
       headers: {
         Accept: 'application/json',

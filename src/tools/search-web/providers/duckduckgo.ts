@@ -8,9 +8,8 @@ import type { SearchProvider, SearchResult } from '../types.ts';
 export const DUCKDUCKGO_URL = 'https://html.duckduckgo.com/html/';
 
 const NAME = 'DuckDuckGo';
-const RESULT_LINK = /<a\b([^>]*\bclass="[^"]*\bresult__a\b[^"]*"[^>]*)>([\s\S]*?)<\/a\s*>/gi;
-const SNIPPET =
-  /<(a|div|td|span)\b[^>]*\bclass="[^"]*\bresult__snippet\b[^"]*"[^>]*>([\s\S]*?)<\/\1\s*>/i;
+// A tag's attributes are looked for this far back from its class: a longer tag is not a result.
+const MAX_TAG = 4096;
 const BOT_CHECK = /anomaly-modal|challenge-form|\bg-recaptcha\b|cf-challenge/i;
 
 /**
@@ -26,6 +25,7 @@ export const searchDuckDuckGo: SearchProvider = async ({ query, config, signal }
     url,
     signal,
     timeoutMs: config.timeoutMs,
+    maxBytes: config.maxResponseBytes,
     init: { headers: { 'User-Agent': config.userAgent, Accept: 'text/html' } },
   });
   if (response.status === 202 || response.status === 403 || BOT_CHECK.test(response.text)) {
@@ -53,23 +53,73 @@ export const searchDuckDuckGo: SearchProvider = async ({ query, config, signal }
 };
 
 /**
- * Read the organic hits out of a DuckDuckGo HTML results page (ads are skipped).
+ * Read the organic hits out of a DuckDuckGo HTML results page (ads are skipped). One forward pass
+ * with bounded look-backs: linear in the page, whatever it holds.
  * @param html the page.
  * @returns hits in page order, titles and snippets cleaned, redirect links decoded.
  */
 export function parseDuckDuckGoHtml(html: string): SearchResult[] {
-  const links = [...html.matchAll(RESULT_LINK)];
+  const lower = html.toLowerCase();
+  const links = findElements(html, lower, 'result__a', ['a']);
   const results: SearchResult[] = [];
-  links.forEach((match, index) => {
-    const href = /\bhref\s*=\s*"([^"]*)"/i.exec(match[1] ?? '')?.[1];
+  links.forEach((link, index) => {
+    const href = /\bhref\s*=\s*"([^"]*)"/i.exec(link.attributes)?.[1];
     const url = href === undefined ? undefined : decodeResultUrl(href);
     if (url === undefined) return;
-    const end = (match.index ?? 0) + match[0].length;
-    const next = links[index + 1]?.index ?? html.length;
-    const snippet = SNIPPET.exec(html.slice(end, next))?.[2] ?? '';
-    results.push({ title: cleanText(match[2] ?? ''), url, snippet: cleanText(snippet) });
+    const next = links[index + 1]?.start ?? html.length;
+    const [snippet] = findElements(
+      html.slice(link.end, next),
+      lower.slice(link.end, next),
+      'result__snippet',
+      ['a', 'div', 'td', 'span'],
+    );
+    results.push({ title: cleanText(link.inner), url, snippet: cleanText(snippet?.inner ?? '') });
   });
   return results;
+}
+
+interface Element {
+  readonly start: number;
+  readonly end: number;
+  readonly attributes: string;
+  readonly inner: string;
+}
+
+/**
+ * The elements of the given tag names whose class attribute holds `className`, by indexOf from
+ * left to right: each search starts after the previous element, and look-backs for the tag's
+ * start are bounded, so the cost is linear in the text.
+ */
+function findElements(
+  html: string,
+  lower: string,
+  className: string,
+  tags: readonly string[],
+): Element[] {
+  const out: Element[] = [];
+  let from = 0;
+  for (;;) {
+    const at = lower.indexOf(className, from);
+    if (at === -1) return out;
+    from = at + className.length;
+    const windowStart = Math.max(0, at - MAX_TAG);
+    const window = lower.slice(windowStart, at);
+    const lastLt = window.lastIndexOf('<');
+    if (lastLt === -1 || window.lastIndexOf('>') > lastLt) continue;
+    const open = windowStart + lastLt;
+    const tag = /^<([a-z]+)\b/.exec(lower.slice(open, open + 12))?.[1];
+    if (tag === undefined || !tags.includes(tag)) continue;
+    const gt = lower.indexOf('>', at);
+    if (gt === -1) return out;
+    const attributes = html.slice(open + 1 + tag.length, gt);
+    if (!new RegExp(`\\bclass\\s*=\\s*"[^"]*\\b${className}\\b`).test(attributes)) continue;
+    const close = lower.indexOf(`</${tag}`, gt + 1);
+    if (close === -1) return out;
+    const closeEnd = lower.indexOf('>', close);
+    const end = closeEnd === -1 ? html.length : closeEnd + 1;
+    out.push({ start: open, end, attributes, inner: html.slice(gt + 1, close) });
+    from = end;
+  }
 }
 
 /**

@@ -27,6 +27,7 @@ export const searchSearxng: SearchProvider = async ({ query, config, signal }) =
     url,
     signal,
     timeoutMs: config.timeoutMs,
+    maxBytes: config.maxResponseBytes,
     init: { headers: { 'User-Agent': config.userAgent, Accept: 'application/json' } },
   });
   if (response.status < 200 || response.status >= 300) {

@@ -21,6 +21,7 @@ export const searchTavily: SearchProvider = async ({ query, count, config, signa
     url,
     signal,
     timeoutMs: config.timeoutMs,
+    maxBytes: config.maxResponseBytes,
     init: {
       method: 'POST',
       headers: {
