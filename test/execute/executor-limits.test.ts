@@ -98,7 +98,10 @@ describe('Executor timeout', () => {
     assert.equal(result.error?.code, 'TIMEOUT');
     // A tool with side effects that timed out may have acted: not recoverable, and said so.
     assert.equal(result.error?.recoverable, false);
-    assert.match(result.error?.message ?? '', /hang did not finish within 100 ms.*may or may not have taken effect/);
+    assert.match(
+      result.error?.message ?? '',
+      /hang did not finish within 100 ms.*may or may not have taken effect/,
+    );
     assert.equal(
       result.metadata.attempts,
       1,
