@@ -16,6 +16,7 @@ import { NoteWorker } from './note/index.ts';
 import { EventBus } from './observe/event-bus.ts';
 import { ExecutionLog } from './observe/execution-log.ts';
 import { silentLogger } from './observe/logger.ts';
+import { createRedactor, type Redactor } from './observe/redact.ts';
 import { startMonitor } from './observe/monitor.ts';
 import { initSdNotify } from './observe/sd-notify.ts';
 import type { ToolRegistry } from './protocol/index.ts';
@@ -48,8 +49,8 @@ export interface DaemonOptions {
   readonly noteConcurrency?: number;
   /** Told how many notes are left whenever a note is done (for a progress bar). */
   readonly onProgress?: (left: number) => void;
-  /** Removes secrets from text; default: the text unchanged. */
-  readonly redact?: (text: string) => string;
+  /** Removes the config's secrets from results, logs and events; default: URL user-info only. */
+  readonly redact?: Redactor;
   /**
    * Tool packs to start (their tools go into `registry`, and stop with the daemon); without it the
    * registry's tools are used as they are.
@@ -113,7 +114,7 @@ const ABORT_GRACE_MS = 3_000;
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const { config, registry } = options;
   const logger = options.logger ?? silentLogger();
-  const redact = options.redact ?? ((text: string) => text);
+  const redact = options.redact ?? createRedactor([]);
   const watchFolders = options.watch ?? true;
   // A bad policy fails before anything is locked or created.
   const policy = compilePolicy(config.policy);
@@ -124,7 +125,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   await ensureLayout(layout);
   const lock = await acquireLock(layout.state);
   const rootIdentity = await identityOf(layout.root);
-  const bus = new EventBus({ logger });
+  const bus = new EventBus({ logger, redact: redact.deep });
   bus.emit('daemon.state', { state: 'starting' });
 
   let started = false;
@@ -190,7 +191,7 @@ interface Parts {
   readonly config: Config;
   readonly registry: ToolRegistry;
   readonly logger: Logger;
-  readonly redact: (text: string) => string;
+  readonly redact: Redactor;
   readonly watchFolders: boolean;
   readonly systemd: ReturnType<typeof initSdNotify>;
   readonly stopWatchdog: () => void;

@@ -69,13 +69,25 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   else problems.push("no vault given: pass --vault DIR or set 'vault' in the config file");
 
   if (problems.length > 0 || vault === undefined) throw new ConfigError(problems, file);
-  return deepFreeze({
+  const loaded: Config = deepFreeze({
     ...config,
     vault,
     plugins: config.plugins.map((plugin) => resolve(baseDir, plugin)),
     approval: { ...config.approval, expire_after_ms: expireMs },
     ledger: { ...config.ledger, replay_window_ms: replayMs, retention_ms: retentionMs },
   });
+  ENV_VALUES.set(loaded, [...substituted.envValues]);
+  return loaded;
+}
+
+const ENV_VALUES = new WeakMap<Config, readonly string[]>();
+
+/**
+ * The values `${ENV}` substitution put into a loaded config (secrets, as far as vaultd knows).
+ * @param config a config returned by {@link loadConfig}.
+ */
+export function envValuesOf(config: Config): readonly string[] {
+  return ENV_VALUES.get(config) ?? [];
 }
 
 function isMapping(value: unknown): value is Raw {

@@ -13,6 +13,8 @@ export interface SubstitutedConfig {
   readonly wholeReferences: ReadonlySet<string>;
   /** JSON pointers of strings whose references could not be resolved (already reported). */
   readonly unresolved: ReadonlySet<string>;
+  /** The values taken from the environment (not defaults): secrets, as far as vaultd knows. */
+  readonly envValues: ReadonlySet<string>;
 }
 
 const REFERENCE = /^([A-Za-z_][A-Za-z0-9_]*)(?::-([^]*))?$/;
@@ -28,10 +30,11 @@ export function substituteEnv(data: unknown, env: NodeJS.ProcessEnv): Substitute
   const problems: string[] = [];
   const wholeReferences = new Set<string>();
   const unresolved = new Set<string>();
+  const envValues = new Set<string>();
 
   const visit = (value: unknown, path: (string | number)[]): unknown => {
     if (typeof value === 'string') {
-      const result = substituteString(value, env);
+      const result = substituteString(value, env, envValues);
       if (result.problem !== null) {
         problems.push(`config key '${formatKeyPath(path)}': ${result.problem}`);
         unresolved.add(toPointer(path));
@@ -49,12 +52,13 @@ export function substituteEnv(data: unknown, env: NodeJS.ProcessEnv): Substitute
     return value;
   };
 
-  return { data: visit(data, []), problems, wholeReferences, unresolved };
+  return { data: visit(data, []), problems, wholeReferences, unresolved, envValues };
 }
 
 function substituteString(
   text: string,
   env: NodeJS.ProcessEnv,
+  envValues: Set<string>,
 ): { text: string; problem: string | null; whole: boolean } {
   let out = '';
   let references = 0;
@@ -90,7 +94,10 @@ function substituteString(
     const name = match[1] as string;
     const fallback = match[2];
     const value = env[name];
-    if (value !== undefined && !(fallback !== undefined && value === '')) out += value;
+    if (value !== undefined && !(fallback !== undefined && value === '')) {
+      out += value;
+      envValues.add(value);
+    }
     else if (fallback !== undefined) out += fallback;
     else {
       return {

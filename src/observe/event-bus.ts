@@ -29,6 +29,8 @@ export interface EventBusOptions {
   readonly logger?: Logger;
   /** How many recent events are kept for replay (`Last-Event-ID`); defaults to 200, 0 keeps none. */
   readonly historySize?: number;
+  /** Applied to every payload before it is kept or delivered (secrets out of events). */
+  readonly redact?: <T>(value: T) => T;
 }
 
 /** Default number of events kept for replay. */
@@ -43,6 +45,7 @@ export class EventBus {
   readonly #logger: Logger;
   readonly #history: (AnyBusEvent | undefined)[];
   #historyNext = 0;
+  readonly #redact: (<T>(value: T) => T) | undefined;
   #seq = 0;
   // Replaced, never mutated, so an emit in progress iterates a stable snapshot.
   #listeners: readonly BusListener[] = [];
@@ -55,6 +58,7 @@ export class EventBus {
    */
   constructor(options: EventBusOptions = {}) {
     this.#logger = options.logger ?? silentLogger();
+    this.#redact = options.redact;
     const size = options.historySize ?? DEFAULT_HISTORY_SIZE;
     if (!Number.isInteger(size) || size < 0)
       throw new RangeError(`historySize must be a non-negative integer, got ${String(size)}`);
@@ -79,7 +83,8 @@ export class EventBus {
   emit<K extends DaemonEventName>(name: K, payload: DaemonEventMap[K]): void {
     this.#seq += 1;
     if (this.#listeners.length === 0 && this.#history.length === 0) return;
-    const event = { seq: this.#seq, name, payload, at: new Date().toISOString() } as AnyBusEvent;
+    const safe = this.#redact === undefined ? payload : this.#redact(payload);
+    const event = { seq: this.#seq, name, payload: safe, at: new Date().toISOString() } as AnyBusEvent;
     if (this.#history.length > 0) {
       this.#history[this.#historyNext] = event;
       this.#historyNext = (this.#historyNext + 1) % this.#history.length;

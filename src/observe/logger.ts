@@ -6,8 +6,13 @@ import { pino, type Logger, type LoggerOptions } from 'pino';
  * journald; they are flushed when the process exits normally.
  * @param level pino level; defaults to `info`, or `VAULTD_LOG_LEVEL` when set.
  * @param destination file descriptor to write to; defaults to 1 (stdout).
+ * @param redact applied to every line before it is written (secrets out of messages and errors).
  */
-export function createLogger(level?: string, destination = 1): Logger {
+export function createLogger(
+  level?: string,
+  destination = 1,
+  redact?: (line: string) => string,
+): Logger {
   const options: LoggerOptions = {
     level: level ?? process.env['VAULTD_LOG_LEVEL'] ?? 'info',
     base: { pid: process.pid },
@@ -22,7 +27,9 @@ export function createLogger(level?: string, destination = 1): Logger {
       // Nothing more can be done for a log line at exit: stdout is gone.
     }
   });
-  return pino(options, stream);
+  if (redact === undefined) return pino(options, stream);
+  // Every line, messages, error messages and stacks included, goes through the redactor.
+  return pino(options, { write: (line: string) => stream.write(redact(line)) });
 }
 
 /** A logger that drops everything, for library use and tests. */

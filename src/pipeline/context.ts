@@ -7,6 +7,7 @@ import type { ExecutionLog } from '../observe/execution-log.ts';
 import type { NoteWorker } from '../note/index.ts';
 import type { ToolRegistry } from '../protocol/index.ts';
 import type { Ledger, VaultLayout } from '../vault/index.ts';
+import type { Redactor } from '../observe/redact.ts';
 import type { Conditions } from './conditions.ts';
 
 /** Everything a pipeline stage needs, built once by the daemon. */
@@ -30,8 +31,8 @@ export interface PipelineContext {
    * calls with side effects have a history vaultd cannot read, so a human decides them.
    */
   readonly untrustedNotes: ReadonlySet<string>;
-  /** Removes every secret the config holds from a text (error messages, previews, notes). */
-  readonly redact: (text: string) => string;
+  /** Removes every secret the config holds from a text or value (results, previews, messages). */
+  readonly redact: Redactor;
   /** Infrastructure conditions (disk full, permissions) being worked around. */
   readonly conditions: Conditions;
   /** Absolute paths of the claimed notes being worked on now. */

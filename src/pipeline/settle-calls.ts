@@ -237,6 +237,11 @@ export async function settleCalls(ctx: PipelineContext, work: NoteWork): Promise
   const ranArguments = new Map(runnable.map((r) => [r.call.id, r.call.arguments]));
   const sideEffects = runnable.some((r) => !r.effects.readOnly);
   for (const r of runnable) if (r.key !== null) ledgerKeys.add(r.key);
+  // No secret of the config ever reaches a note, the log or the event stream through a result.
+  for (const [i, item] of results.entries()) {
+    const safe = ctx.redact.deep(item.result);
+    if (safe !== item.result) results[i] = { order: item.order, result: safe };
+  }
   // Each result names the arguments as the agent wrote them, so a call fixed later is told apart.
   const written = new Map(parsed.calls.map((c) => [c.id, hashArguments(c.arguments)]));
   for (const [i, item] of results.entries()) {

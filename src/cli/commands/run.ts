@@ -3,6 +3,8 @@ import { createLogger } from '../../observe/logger.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { CommonOptions } from '../main.ts';
 import { loadSetup } from '../setup.ts';
+import { envValuesOf } from '../../config/index.ts';
+import { collectSecrets, createRedactor } from '../../observe/redact.ts';
 import { ToolRegistry } from '../../protocol/index.ts';
 import { createProgressBar } from '../progress-bar.ts';
 
@@ -18,7 +20,8 @@ export async function runDaemonCommand(
 ): Promise<number> {
   const { config, packs } = await loadSetup(options);
   const registry = new ToolRegistry();
-  const logger = createLogger(config.log.level);
+  const redact = createRedactor(collectSecrets(config, envValuesOf(config)));
+  const logger = createLogger(config.log.level, 1, redact);
   const bar =
     !mode.watch && mode.progress !== false ? createProgressBar(process.stderr) : undefined;
   // The handlers go in before the daemon starts: a process without a SIGTERM handler is killed at
@@ -47,7 +50,10 @@ export async function runDaemonCommand(
     }
     const running = daemon;
     loadSetup(options).then(
-      (next) => running.reload(next.config),
+      (next) => {
+        redact.add(collectSecrets(next.config, envValuesOf(next.config)));
+        running.reload(next.config);
+      },
       (error: unknown) =>
         logger.error({ err: error }, 'SIGHUP: the new config is invalid; keeping the running one'),
     );
@@ -63,6 +69,7 @@ export async function runDaemonCommand(
       registry,
       packs,
       logger,
+      redact,
       watch: mode.watch,
       ...(bar === undefined ? {} : { onProgress: (left: number) => bar.update(left) }),
     });

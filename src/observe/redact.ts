@@ -1,0 +1,143 @@
+/** What a secret is replaced with. */
+export const REDACTED = '[redacted]';
+
+// Keys whose string values are secrets wherever they appear in the config.
+const SECRET_KEY = /pass(word)?|secret|token|api_?key|apikey|auth(orization)?|credential|cookie|bearer|private/i;
+// user:password@ in any URL-like text.
+const USER_INFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@:]+:[^\s/@]+@/gi;
+// Values this short are not secrets worth hiding (and hiding them would spoil ordinary text).
+const MIN_LENGTH = 6;
+
+/** Removes every secret the config holds from a text; see {@link createRedactor}. */
+export interface Redactor {
+  (text: string): string;
+  /** The same for any value: strings inside objects and arrays too; unchanged values are kept. */
+  deep<T>(value: T): T;
+  /** How many secrets it knows. */
+  readonly size: number;
+  /**
+   * Learn more secrets (a config reloaded on SIGHUP); the ones it knew stay known.
+   * @param secrets the new config's secrets.
+   */
+  add(secrets: Iterable<string>): void;
+}
+
+/**
+ * Every secret the config holds: string values under secret-looking keys (`pass`, `password`,
+ * `token`, `api_key`, `secret`, `authorization`, `headers`…), webhook URLs and their paths (the
+ * path of a Slack or Discord webhook is its credential), the user-info of any URL, the values of
+ * the environment variables named by `*_env` keys, and every value `${ENV}` put into the config.
+ * Values shorter than 6 characters are left out (hiding `true` or a port number would spoil every
+ * text).
+ * @param config the loaded config (any JSON value).
+ * @param envValues the values `${ENV}` substitution put into it.
+ * @param env the environment, for `*_env` keys; defaults to `process.env`.
+ */
+export function collectSecrets(
+  config: unknown,
+  envValues: Iterable<string> = [],
+  env: NodeJS.ProcessEnv = process.env,
+): string[] {
+  const found = new Set<string>();
+  const add = (value: string): void => {
+    if (value.length >= MIN_LENGTH) found.add(value);
+  };
+  const visit = (value: unknown, key: string, secretParent: boolean): void => {
+    if (typeof value === 'string') {
+      if (secretParent || SECRET_KEY.test(key)) add(value);
+      if (/_env$/.test(key) && /^[A-Za-z_][A-Za-z0-9_]*$/.test(value)) {
+        const fromEnv = env[value];
+        if (fromEnv !== undefined) add(fromEnv);
+      }
+      for (const m of value.matchAll(/\b[a-z][a-z0-9+.-]*:\/\/([^\s/@:]+):([^\s/@]+)@/gi)) {
+        add(`${m[1] ?? ''}:${m[2] ?? ''}`);
+        add(m[2] ?? '');
+      }
+      if (key === 'url' || secretParent) {
+        try {
+          const url = new URL(value);
+          if (/hooks\.|webhook/i.test(value) || secretParent) {
+            add(value);
+            if (url.pathname.length >= MIN_LENGTH + 1) add(url.pathname.slice(1));
+            if (url.search.length > 1) add(url.search.slice(1));
+          }
+        } catch {
+          // not a URL
+        }
+      }
+      return;
+    }
+    if (Array.isArray(value)) {
+      for (const item of value) visit(item, key, secretParent);
+      return;
+    }
+    if (value !== null && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value)) {
+        // Webhook channel maps and request headers hold nothing but secrets.
+        visit(v, k, secretParent || k === 'channels' || k === 'headers');
+      }
+    }
+  };
+  visit(config, '', false);
+  for (const value of envValues) add(value);
+  return [...found];
+}
+
+/**
+ * A redactor for these secrets: every occurrence (and its JSON-escaped spelling, as it appears in
+ * a log line) becomes `[redacted]`, longest first, in one pass of one regular expression; URL
+ * user-info (`https://user:pass@`) is removed whatever it holds. Without secrets only the
+ * user-info rule applies.
+ * @param secrets the secrets, e.g. from {@link collectSecrets}.
+ */
+export function createRedactor(secrets: Iterable<string>): Redactor {
+  const spellings = new Set<string>();
+  let pattern: RegExp | undefined;
+  const learn = (more: Iterable<string>): void => {
+    for (const secret of more) {
+      if (secret.length < MIN_LENGTH) continue;
+      spellings.add(secret);
+      spellings.add(JSON.stringify(secret).slice(1, -1));
+      spellings.add(encodeURIComponent(secret));
+    }
+    const sorted = [...spellings].sort((a, b) => b.length - a.length);
+    pattern =
+      sorted.length === 0
+        ? undefined
+        : new RegExp(sorted.map((s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|'), 'g');
+  };
+  learn(secrets);
+  const redact = ((text: string): string => {
+    if (typeof text !== 'string' || text === '') return text;
+    let out = text.includes('://') ? text.replace(USER_INFO, `$1${REDACTED}@`) : text;
+    if (pattern !== undefined) out = out.replace(pattern, REDACTED);
+    return out;
+  }) as Redactor;
+  const deep = <T>(value: T): T => {
+    if (typeof value === 'string') return redact(value) as T;
+    if (Array.isArray(value)) {
+      let changed = false;
+      const out = value.map((item: unknown) => {
+        const next = deep(item);
+        if (next !== item) changed = true;
+        return next;
+      });
+      return (changed ? out : value) as T;
+    }
+    if (value !== null && typeof value === 'object' && !(value instanceof Error)) {
+      let changed = false;
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(value)) {
+        const next = deep(v);
+        if (next !== v) changed = true;
+        out[k] = next;
+      }
+      return (changed ? out : value) as T;
+    }
+    return value;
+  };
+  Object.defineProperty(redact, 'deep', { value: deep });
+  Object.defineProperty(redact, 'size', { get: () => spellings.size });
+  Object.defineProperty(redact, 'add', { value: learn });
+  return redact;
+}
