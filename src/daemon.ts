@@ -10,6 +10,7 @@ import {
   type CompiledPolicy,
 } from './approval/index.ts';
 import { readSubmittedDecisions } from './approval/decision-files.ts';
+import { approvalsBackend } from './approval/approvals-backend.ts';
 import type { Config } from './config/types.ts';
 import { Executor } from './execute/index.ts';
 import { NoteWorker } from './note/index.ts';
@@ -352,6 +353,9 @@ async function run(parts: Parts): Promise<Daemon> {
     isReady: () => ready,
     isWatching: () => watcher !== undefined && ready,
     conditions: () => conditions.list(),
+    approvals: approvalsBackend(gate, (request) =>
+      queue.add(join(layout.root, request.note), 'pending'),
+    ),
   });
 
   for (const path of await listNotes(layout.inProgress)) queue.add(path, 'in_progress');

@@ -21,7 +21,14 @@ export const CONFIG_DEFAULTS: Omit<Config, 'vault'> = Object.freeze({
     outbox: 'Outbox',
   }),
   log: Object.freeze({ level: 'info' as const }),
-  http: Object.freeze({ host: '127.0.0.1', port: null }),
+  http: Object.freeze({
+    host: '127.0.0.1',
+    port: null,
+    allowed_hosts: Object.freeze([]) as readonly string[],
+    allowed_origins: Object.freeze([]) as readonly string[],
+    max_connections: 64,
+    api_token_env: 'VAULTD_API_TOKEN',
+  }),
   shutdown: Object.freeze({ grace_ms: 10_000 }),
   approval: Object.freeze({
     expire_after: '7d',

@@ -44,6 +44,10 @@ export const CONFIG_SCHEMA: JsonSchema = section({
   http: section({
     host: { type: 'string', minLength: 1 },
     port: { type: ['integer', 'null'], minimum: 0, maximum: 65_535 },
+    allowed_hosts: { type: 'array', items: { type: 'string', minLength: 1 } },
+    allowed_origins: { type: 'array', items: { type: 'string', pattern: '^https?://' } },
+    max_connections: { type: 'integer', minimum: 1, maximum: 100_000 },
+    api_token_env: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
   }),
   shutdown: section({ grace_ms: nonNegativeInteger }),
   approval: section({

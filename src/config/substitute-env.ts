@@ -97,8 +97,7 @@ function substituteString(
     if (value !== undefined && !(fallback !== undefined && value === '')) {
       out += value;
       envValues.add(value);
-    }
-    else if (fallback !== undefined) out += fallback;
+    } else if (fallback !== undefined) out += fallback;
     else {
       return {
         text,

@@ -35,7 +35,18 @@ export interface Config {
     readonly level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   };
   /** Optional HTTP listener for /health, /metrics, /events; off when `port` is null. */
-  readonly http: { readonly host: string; readonly port: number | null };
+  readonly http: {
+    readonly host: string;
+    readonly port: number | null;
+    /** Host names answered besides the loopback names (DNS rebinding protection). */
+    readonly allowed_hosts: readonly string[];
+    /** Browser origins answered; any other `Origin` is refused. */
+    readonly allowed_origins: readonly string[];
+    /** Connections open at once. */
+    readonly max_connections: number;
+    /** The environment variable holding the approvals API's bearer token; the API is off without it. */
+    readonly api_token_env: string;
+  };
   readonly shutdown: { readonly grace_ms: number };
   readonly approval: {
     /** Pending calls older than this are rejected with reason `approval expired`, e.g. `7d`, `12h`. */

@@ -1,5 +1,6 @@
 import type { ToolMetrics } from '../execute/index.ts';
 import type { ToolResult } from '../protocol/types.ts';
+import { escapeMarkdownTitle } from '../note/escape.ts';
 import { ARCHIVE_STATES, type VaultSnapshot } from './vault-snapshot.ts';
 
 /** One finished call, for the dashboard's list of recent calls. */
@@ -23,8 +24,20 @@ export interface DashboardInput {
   readonly queueDepth: number;
 }
 
-const cell = (text: string): string => text.replace(/\|/g, '\\|').replace(/[\r\n]+/g, ' ');
-const link = (folder: string, note: string): string => `[[${folder}/${note.replace(/\.md$/, '')}]]`;
+// Names come from agents: every one is escaped as text, never markup.
+const cell = (text: string): string => escapeMarkdownTitle(text, 200);
+const code = (text: string): string =>
+  /^[a-z][a-z0-9_]*$/.test(text) ? `\`${text}\`` : escapeMarkdownTitle(text, 100);
+/**
+ * A link to a note: a wiki link for a plain name, a markdown link with the path percent-encoded
+ * for a name holding characters a wiki link cannot (`]]`, `|`, `#`, `^`, `[`, line breaks).
+ */
+const link = (folder: string, note: string): string => {
+  const name = note.replace(/\.md$/, '');
+  // eslint-disable-next-line no-control-regex -- control characters end a wiki link too
+  if (/^[^\][|#^\r\n\u0000-\u001f`<>]+$/u.test(name)) return `[[${folder}/${name}]]`;
+  return `[${escapeMarkdownTitle(name, 100)}](${encodeURI(`${folder}/${note}`).replace(/[()[\]]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)})`;
+};
 
 /**
  * Render `Dashboard.md`: counts per folder, pending approvals as links, recent calls and per-tool
@@ -56,7 +69,7 @@ export function renderDashboard(input: DashboardInput): string {
   ];
   if (snapshot.pending.length === 0) lines.push('Nothing waits for a decision.');
   for (const p of snapshot.pending) {
-    const calls = p.calls.map((c) => `\`${cell(c.tool)}\``).join(', ');
+    const calls = p.calls.map((c) => code(c.tool)).join(', ');
     lines.push(`- ${link(input.pendingFolder, p.note)}: ${calls || 'no readable call'}`);
   }
   lines.push('', '## Recent calls', '');
@@ -65,7 +78,9 @@ export function renderDashboard(input: DashboardInput): string {
     lines.push('| finished | tool | status | ms | note |', '| --- | --- | --- | ---: | --- |');
     for (const r of input.recent) {
       const status = r.code === null ? r.status : `${r.status} (${r.code})`;
-      lines.push(`| ${r.at} | \`${cell(r.tool)}\` | ${status} | ${r.ms} | ${cell(r.note)} |`);
+      lines.push(
+        `| ${cell(r.at)} | ${code(r.tool)} | ${status.replace(/[^a-z_ ()A-Z]/g, '')} | ${r.ms} | ${cell(r.note)} |`,
+      );
     }
   }
   lines.push('', '## Tools since start', '');
@@ -78,7 +93,7 @@ export function renderDashboard(input: DashboardInput): string {
     );
     for (const [name, m] of tools.sort(([a], [b]) => a.localeCompare(b))) {
       lines.push(
-        `| \`${cell(name)}\` | ${m.calls} | ${m.successes} | ${m.errors} | ${m.rejections} | ${m.timeouts} | ${Math.round(m.latencyP50Ms)} | ${Math.round(m.latencyP95Ms)} |`,
+        `| ${code(name)} | ${m.calls} | ${m.successes} | ${m.errors} | ${m.rejections} | ${m.timeouts} | ${Math.round(m.latencyP50Ms)} | ${Math.round(m.latencyP95Ms)} |`,
       );
     }
   }

@@ -84,7 +84,12 @@ export class EventBus {
     this.#seq += 1;
     if (this.#listeners.length === 0 && this.#history.length === 0) return;
     const safe = this.#redact === undefined ? payload : this.#redact(payload);
-    const event = { seq: this.#seq, name, payload: safe, at: new Date().toISOString() } as AnyBusEvent;
+    const event = {
+      seq: this.#seq,
+      name,
+      payload: safe,
+      at: new Date().toISOString(),
+    } as AnyBusEvent;
     if (this.#history.length > 0) {
       this.#history[this.#historyNext] = event;
       this.#historyNext = (this.#historyNext + 1) % this.#history.length;

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { serveApprovals, type ApprovalsBackend } from './approvals-api.ts';
 import type { EventBus } from './event-bus.ts';
 import { SseClient, formatSseControl, formatSseEvent, parseLastEventId } from './sse-stream.ts';
 
@@ -30,6 +31,16 @@ export interface HttpServerOptions {
   readonly maxClientBufferBytes?: number;
   /** SSE clients served at once; more get 503. Defaults to 64. */
   readonly maxSseClients?: number;
+  /** Host names (with or without a port) accepted besides the loopback names; default none. */
+  readonly allowedHosts?: readonly string[];
+  /** Browser origins (`https://dash.example`) accepted; by default any `Origin` is refused. */
+  readonly allowedOrigins?: readonly string[];
+  /** Connections open at once; more are refused. Default 64. */
+  readonly maxConnections?: number;
+  /** Bearer token of the approvals API; without it the API is off. */
+  readonly apiToken?: string;
+  /** The approvals the API lists and decides. */
+  readonly approvals?: ApprovalsBackend;
 }
 
 /** A running HTTP listener. */
@@ -56,6 +67,20 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   const maxSseClients = options.maxSseClients ?? 64;
   const clients = new Set<SseClient>();
   let closing = false;
+  let boundPort = options.port;
+  const extraHosts = new Set((options.allowedHosts ?? []).map((h) => h.toLowerCase()));
+  const origins = new Set((options.allowedOrigins ?? []).map((o) => o.toLowerCase()));
+  // DNS rebinding: a web page that made a name resolve to 127.0.0.1 still sends its own name in
+  // Host. Only loopback names (and configured ones) are answered.
+  const hostAllowed = (header: string | undefined): boolean => {
+    if (header === undefined || header === '') return false;
+    const host = header.toLowerCase();
+    if (extraHosts.has(host)) return true;
+    const bare = host.replace(/:\d+$/, '');
+    const port = /:(\d+)$/.exec(host)?.[1];
+    if (port !== undefined && Number(port) !== boundPort) return extraHosts.has(bare);
+    return ['localhost', '127.0.0.1', '[::1]'].includes(bare) || extraHosts.has(bare);
+  };
 
   const sendJson = (
     res: ServerResponse,
@@ -118,15 +143,27 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       // An id above our counter comes from an earlier run of the daemon: replay what we have.
       const after = lastId > bus.lastSeq ? 0 : lastId;
       const { events, complete } = bus.since(after);
-      if (!complete) {
+      // The newest events that fit in half the client's buffer: a long replay is cut (and said
+      // so), never a reason to drop the client.
+      const budget = Math.floor(maxBufferedBytes / 2);
+      const texts: string[] = [];
+      let bytes = 0;
+      for (let i = events.length - 1; i >= 0; i--) {
+        const text = formatSseEvent(events[i] as (typeof events)[number]);
+        bytes += Buffer.byteLength(text);
+        if (bytes > budget) break;
+        texts.unshift(text);
+      }
+      const skipped = events.length - texts.length;
+      if (!complete || skipped > 0) {
         client.write(
           formatSseControl('replay.gap', {
             after: lastId,
-            oldest: events[0]?.seq ?? bus.lastSeq + 1,
+            oldest: events[skipped]?.seq ?? bus.lastSeq + 1,
           }),
         );
       }
-      for (const event of events) client.write(formatSseEvent(event));
+      for (const text of texts) client.write(text);
     }
     const unsubscribe = bus.subscribe((event) => {
       if (!client.write(formatSseEvent(event))) remove();
@@ -146,7 +183,28 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   };
 
   const server = createServer((req, res) => {
+    if (!hostAllowed(req.headers.host)) {
+      res.writeHead(421, { 'content-length': 0, connection: 'close' });
+      res.end();
+      return;
+    }
+    const origin = req.headers.origin;
+    if (origin !== undefined && !origins.has(origin.toLowerCase())) {
+      sendJson(res, 403, { error: 'requests from web pages are refused' });
+      return;
+    }
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (path === '/approvals' || path.startsWith('/approvals/')) {
+      void serveApprovals(req, res, path, {
+        token: options.apiToken,
+        backend: options.approvals,
+        sendJson,
+      }).catch((err: unknown) => {
+        logger.error({ err }, 'approvals API failed');
+        if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
+      });
+      return;
+    }
     const known = path === '/health' || path === '/metrics' || path === '/events';
     if (!known) {
       sendJson(res, 404, { error: 'not found', paths: ['/health', '/metrics', '/events'] });
@@ -160,6 +218,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     else if (path === '/metrics') void serveMetrics(res);
     else serveEvents(req, res);
   });
+  // Bounded: a flood of idle sockets cannot exhaust the daemon's file descriptors.
+  server.maxConnections = options.maxConnections ?? 64;
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+  server.keepAliveTimeout = 5_000;
+  server.setTimeout(60_000, (socket) => socket.destroy());
   server.on('clientError', (err, socket) => {
     logger.debug({ err }, 'bad HTTP request');
     socket.destroy();
@@ -187,6 +251,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   heartbeat.unref();
 
   const port = (server.address() as AddressInfo).port;
+  boundPort = port;
   const hostInUrl = options.host.includes(':') ? `[${options.host}]` : options.host;
   logger.info({ host: options.host, port }, 'HTTP listener started');
 

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { renderDashboard, type RecentCall } from './dashboard.ts';
 import type { EventBus } from './event-bus.ts';
 import { startHttpServer } from './http-server.ts';
+import type { ApprovalsBackend } from './approvals-api.ts';
 import { createMetrics } from './metrics.ts';
 import {
   ARCHIVE_STATES,
@@ -27,6 +28,8 @@ export interface MonitorOptions {
   isWatching(): boolean;
   /** Infrastructure conditions the daemon works around; /health is 503 while any holds. */
   conditions?(): readonly { code: string; message: string; since: string }[];
+  /** The approvals the HTTP API lists and decides (off without a token). */
+  readonly approvals?: ApprovalsBackend;
 }
 
 /** The running observability: HTTP endpoints and `Dashboard.md`. */
@@ -165,6 +168,11 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
       bus,
       metrics,
       logger,
+      allowedHosts: config.http.allowed_hosts,
+      allowedOrigins: config.http.allowed_origins,
+      maxConnections: config.http.max_connections,
+      ...apiToken(config.http.api_token_env),
+      ...(options.approvals === undefined ? {} : { approvals: options.approvals }),
       health: () => {
         const conditions = options.conditions?.() ?? [];
         return {
@@ -191,4 +199,9 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
       metrics?.close();
     },
   };
+}
+
+function apiToken(name: string): { apiToken: string } | Record<string, never> {
+  const token = process.env[name];
+  return token === undefined || token === '' ? {} : { apiToken: token };
 }

@@ -2,7 +2,8 @@
 export const REDACTED = '[redacted]';
 
 // Keys whose string values are secrets wherever they appear in the config.
-const SECRET_KEY = /pass(word)?|secret|token|api_?key|apikey|auth(orization)?|credential|cookie|bearer|private/i;
+const SECRET_KEY =
+  /pass(word)?|secret|token|api_?key|apikey|auth(orization)?|credential|cookie|bearer|private/i;
 // user:password@ in any URL-like text.
 const USER_INFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@:]+:[^\s/@]+@/gi;
 // Values this short are not secrets worth hiding (and hiding them would spoil ordinary text).

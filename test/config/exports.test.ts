@@ -7,6 +7,7 @@ it('src/config exports exactly its public surface', () => {
     'CONFIG_DEFAULTS',
     'CONFIG_SCHEMA',
     'ConfigError',
+    'envValuesOf',
     'loadConfig',
     'parseDuration',
     'sampleConfigText',

@@ -72,7 +72,14 @@ describe('loadConfig defaults', () => {
           outbox: 'Outbox',
         },
         log: { level: 'info' },
-        http: { host: '127.0.0.1', port: null },
+        http: {
+          host: '127.0.0.1',
+          port: null,
+          allowed_hosts: [],
+          allowed_origins: [],
+          max_connections: 64,
+          api_token_env: 'VAULTD_API_TOKEN',
+        },
         shutdown: { grace_ms: 10000 },
         approval: {
           expire_after: '7d',

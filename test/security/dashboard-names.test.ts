@@ -1,0 +1,47 @@
+// Issue 14, point 7: note names and tool names come from agents; Dashboard.md must show them as
+// text, never as markup (a wiki link closed early, a table cell split, a fence opened).
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { renderDashboard } from '../../src/observe/dashboard.ts';
+
+it('shows hostile note and tool names as text in Dashboard.md', () => {
+  const names = [
+    'a]] [[Secrets',
+    'b|c',
+    'x\n## Injected',
+    'd#e^f',
+    '`code` <img src=x>',
+    '[link](http://evil)',
+  ];
+  const text = renderDashboard({
+    snapshot: {
+      at: '2026-11-24T00:00:00.000Z',
+      notes: { inbox: 0 },
+      pending: names.map((n) => ({ note: `${n}.md`, calls: [{ tool: 'x`y|z' }] })),
+    },
+    recent: names.map((n) => ({
+      note: `Done/${n}.md`,
+      tool: 'evil`tool',
+      callId: 'c',
+      status: 'error',
+      code: 'UNKNOWN_TOOL',
+      ms: 1,
+      at: '2026-11-24T00:00:00.000Z',
+    })),
+    tools: {},
+    pendingFolder: 'Pending_Approval',
+    state: 'ready',
+    queueDepth: 0,
+  });
+  assert.doesNotMatch(text, /\[\[Secrets/, 'no wiki link opened by a name');
+  assert.doesNotMatch(text, /^## Injected/m, 'no heading from a name');
+  // A backslash before a punctuation character makes it literal in CommonMark.
+  assert.doesNotMatch(text, /(?<!\\)<img/, 'no HTML from a name');
+  assert.doesNotMatch(text, /(?<!\\)\]\(http:\/\/evil\)/, 'no link from a name');
+  const waiting = text.slice(text.indexOf('## Waiting for you'), text.indexOf('## Recent calls'));
+  assert.equal(waiting.match(/^- /gm)?.length, names.length, 'one line per pending note');
+  const table = text.slice(text.indexOf('## Recent calls'), text.indexOf('## Tools since start'));
+  for (const row of table.split('\n').filter((l) => l.startsWith('| 20'))) {
+    assert.equal(row.split(/(?<!\\)\|/).length, 7, `five cells in ${row}`);
+  }
+});

@@ -1,0 +1,228 @@
+// Issue 14, attack 6 and the HTTP decision channel: the listener answers only loopback names
+// (DNS rebinding), refuses browser origins, bounds connections, keeps a client whose replay is
+// long, and its approvals API decides once, for a bearer token only.
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import {
+  callBlock,
+  makeVault,
+  note,
+  resultsOf,
+  ROOT,
+  startCli,
+  type DaemonProcess,
+  type TempVault,
+} from '../helpers/vault.ts';
+import { waitFor } from '../helpers/wait-for.ts';
+import { readLines, waitInFolder, waitPending } from '../e2e/helpers.ts';
+
+const TOKEN = 'api-token-for-tests-0123456789';
+const PLUGIN = join(ROOT, 'test/fixtures/plugins/test-tools.ts');
+
+/** A raw HTTP/1.1 request, to send the Host and Origin headers a browser would. */
+function raw(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+  method = 'GET',
+  body?: string,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port, path, method, headers, setHost: false },
+      (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on('error', reject);
+    if (body !== undefined) req.write(body);
+    req.end();
+  });
+}
+
+describe('HTTP listener and approvals API', { timeout: 120_000 }, () => {
+  let vault: TempVault;
+  let daemon: DaemonProcess;
+  let port: number;
+  let dangerLog: string;
+  const local = (): Record<string, string> => ({ host: `127.0.0.1:${port}` });
+  const auth = (): Record<string, string> => ({ ...local(), authorization: `Bearer ${TOKEN}` });
+
+  before(async () => {
+    vault = await makeVault();
+    dangerLog = join(vault.root, 'danger.log');
+    port = 20000 + Math.floor(Math.random() * 20000);
+    await writeFile(
+      vault.configPath,
+      (await readFile(vault.configPath, 'utf8')) +
+        [
+          'http:',
+          `  port: ${port}`,
+          '  max_connections: 32',
+          'plugins:',
+          `  - ${PLUGIN}`,
+          'tools:',
+          '  danger_zone:',
+          `    log: ${dangerLog}`,
+          '',
+        ].join('\n'),
+    );
+    daemon = startCli(['run', '--config', vault.configPath], { VAULTD_API_TOKEN: TOKEN });
+    await daemon.ready();
+  });
+  after(async () => {
+    await daemon.stop();
+    await vault.cleanup();
+  });
+
+  it('answers loopback names only: a rebound name gets 421 and nothing else', async () => {
+    assert.equal((await raw(port, '/health', local())).status, 200);
+    assert.equal((await raw(port, '/health', { host: `localhost:${port}` })).status, 200);
+    const rebound = await raw(port, '/events', { host: `evil.example:${port}` });
+    assert.equal(rebound.status, 421);
+    assert.equal(rebound.body, '');
+    assert.equal((await raw(port, '/health', { host: '127.0.0.1:1' })).status, 421, 'another port');
+  });
+
+  it('refuses requests a web page sends (an Origin header)', async () => {
+    const fromPage = await raw(port, '/events', { ...local(), origin: 'https://evil.example' });
+    assert.equal(fromPage.status, 403);
+  });
+
+  it('bounds connections: a flood of idle sockets neither exhausts descriptors nor stops the notes', async () => {
+    const sockets: Socket[] = [];
+    for (let i = 0; i < 300; i++) {
+      const socket = connect(port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      sockets.push(socket);
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    const fds = readdirSync(`/proc/${daemon.child.pid}/fd`).length;
+    assert.ok(fds < 200, `${fds} descriptors open`);
+    await vault.drop(
+      'during.md',
+      note('During', callBlock('slow_echo', { text: 'still working' })),
+    );
+    await waitInFolder(vault, 'during.md', 'Done');
+    for (const socket of sockets) socket.destroy();
+    await waitFor(
+      async () => (await raw(port, '/health', local()).catch(() => ({ status: 0 }))).status === 200,
+    );
+  });
+
+  it('keeps an event client whose replay is long, cutting the replay instead', async () => {
+    for (let i = 0; i < 30; i++) {
+      await vault.drop(
+        `many-${i}.md`,
+        note('Many', callBlock('slow_echo', { text: 'x'.repeat(40_000) })),
+      );
+    }
+    await waitFor(
+      async () => (await vault.list('Done')).filter((n) => n.startsWith('many-')).length === 30,
+    );
+    const chunks: string[] = [];
+    const req = request(
+      { host: '127.0.0.1', port, path: '/events', headers: { ...local(), 'last-event-id': '0' } },
+      (res) => {
+        res.on('data', (d: Buffer) => chunks.push(d.toString()));
+      },
+    );
+    req.end();
+    await waitFor(() => chunks.join('').includes('replay.gap'), { message: 'a replay gap notice' });
+    await vault.drop('later.md', note('Later', callBlock('slow_echo', { text: 'live' })));
+    await waitFor(() => chunks.join('').includes('later.md'), {
+      message: 'live events after the replay',
+    });
+    req.destroy();
+  });
+
+  it('lists and decides approvals for a bearer token only, once, with edited parameters', async () => {
+    assert.equal((await raw(port, '/approvals', local())).status, 401);
+    assert.equal(
+      (await raw(port, '/approvals', { ...local(), authorization: 'Bearer wrong' })).status,
+      401,
+    );
+    await vault.drop(
+      'api.md',
+      note('API', callBlock('danger_zone', { target: 'from-agent' }, 'api-1')),
+    );
+    await waitPending(vault, 'api.md');
+    const listed = JSON.parse((await raw(port, '/approvals', auth())).body) as {
+      approvals: { id: string; call_id: string; arguments: Record<string, unknown> }[];
+    };
+    const request1 = listed.approvals.find((a) => a.call_id === 'api-1');
+    assert.ok(request1);
+    assert.deepEqual(request1.arguments, { target: 'from-agent' });
+    const path = `/approvals/${request1.id}/approve`;
+    assert.equal(
+      (await raw(port, path, { ...auth(), 'content-type': 'text/plain' }, 'POST', 'x')).status,
+      415,
+    );
+    assert.equal(
+      (
+        await raw(
+          port,
+          path,
+          { ...auth(), 'content-type': 'application/json' },
+          'POST',
+          'x'.repeat(70_000),
+        )
+      ).status,
+      413,
+    );
+    const approved = await raw(
+      port,
+      path,
+      { ...auth(), 'content-type': 'application/json' },
+      'POST',
+      JSON.stringify({ arguments: { target: 'edited-by-human' } }),
+    );
+    assert.equal(approved.status, 200, approved.body);
+    const [result] = resultsOf(await waitInFolder(vault, 'api.md', 'Done'));
+    assert.equal(result?.metadata['approved_by'], 'human-modified');
+    assert.equal((result?.metadata['decided_by'] as Record<string, unknown>)['channel'], 'http');
+    assert.deepEqual(await readLines(dangerLog), ['edited-by-human']);
+    const again = await raw(
+      port,
+      path,
+      { ...auth(), 'content-type': 'application/json' },
+      'POST',
+      '{}',
+    );
+    assert.equal(again.status, 409);
+    assert.equal(
+      (await raw(port, '/approvals/apr_aaaaaaaaaaaaaaaaaaaaaaaaaa/reject', auth(), 'POST')).status,
+      404,
+    );
+  });
+});
+
+describe('HTTP approvals API without a token', { timeout: 60_000 }, () => {
+  it('does not exist', async () => {
+    const vault = await makeVault();
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    await writeFile(
+      vault.configPath,
+      (await readFile(vault.configPath, 'utf8')) + `http:\n  port: ${port}\n`,
+    );
+    const daemon = startCli(['run', '--config', vault.configPath], { VAULTD_API_TOKEN: '' });
+    try {
+      await daemon.ready();
+      const res = await raw(port, '/approvals', {
+        host: `127.0.0.1:${port}`,
+        authorization: 'Bearer anything',
+      });
+      assert.equal(res.status, 404);
+    } finally {
+      await daemon.stop();
+      await vault.cleanup();
+    }
+  });
+});
