@@ -17,7 +17,10 @@ it('shows hostile note and tool names as text in Dashboard.md', () => {
     snapshot: {
       at: '2026-11-24T00:00:00.000Z',
       notes: { inbox: 0 },
-      pending: names.map((n) => ({ note: `${n}.md`, calls: [{ tool: 'x`y|z' }] })),
+      pending: names.map((n) => ({
+        note: `${n}.md`,
+        calls: [{ id: 'c', tool: 'x`y|z', requested_at: null }],
+      })),
     },
     recent: names.map((n) => ({
       note: `Done/${n}.md`,
