@@ -36,7 +36,12 @@ describe('no writes through links', { timeout: 60_000 }, () => {
       const target = join(outside, `${kind}-target.txt`);
       await writeFile(target, 'precious\n');
       const name = `${kind}.md`;
-      await vault.drop(name, note('Swap', callBlock('slow_echo', { text: 'slow', ms: 1500 })));
+      // A text of its own: the same read-only call would be answered from the executor's cache
+      // at once, before the test could swap the note.
+      await vault.drop(
+        name,
+        note('Swap', callBlock('slow_echo', { text: `slow ${kind}`, ms: 1500 })),
+      );
       const claimed = await waitFor(() => claimedPath(vault, name));
       const swap = join(vault.root, `.swap-${kind}`);
       if (kind === 'symbolic') await symlink(target, swap);
