@@ -57,3 +57,51 @@ export function nestedNote(bytes: number, depth: number): string {
   }
   return parts.join('');
 }
+
+/**
+ * Block quotes `depth` deep, line after line, with a call at the end: the shape remark-parse was
+ * quadratic on.
+ * @param bytes the wanted size.
+ * @param depth quote depth of every line.
+ */
+export function quotesNote(bytes: number, depth = 8): string {
+  const prefix = '> '.repeat(depth);
+  const line = `${prefix}a quoted line of an agent's research notes, kept as written\n`;
+  const call = `${prefix}\`\`\`json\n${prefix}{"tool_call": {"name": "bench_echo", "parameters": {"text": "quoted"}}}\n${prefix}\`\`\`\n`;
+  return line.repeat(Math.max(1, Math.ceil((bytes - call.length) / line.length))) + call;
+}
+
+/**
+ * A list nested ever deeper (a new level every line, back to the top every `depth` lines), with a
+ * call at the end.
+ * @param bytes the wanted size.
+ * @param depth how deep each run of nesting goes.
+ */
+export function listsNote(bytes: number, depth = 40): string {
+  const parts: string[] = [];
+  let size = 0;
+  for (let i = 0; size < bytes; i++) {
+    const line = `${'  '.repeat(i % depth)}- item ${i} of a long outline\n`;
+    parts.push(line);
+    size += line.length;
+  }
+  parts.push(
+    '\n```json\n{"tool_call": {"name": "bench_echo", "parameters": {"text": "listed"}}}\n```\n',
+  );
+  return parts.join('');
+}
+
+/**
+ * A note of nothing but calls (about 90 bytes each), each with a text of its own.
+ * @param bytes the wanted size.
+ */
+export function callsNote(bytes: number): string {
+  const parts: string[] = [];
+  let size = 0;
+  for (let i = 0; size < bytes; i++) {
+    const block = `\`\`\`json\n{"tool_call": {"name": "bench_echo", "parameters": {"text": "c${i}"}}}\n\`\`\`\n\n`;
+    parts.push(block);
+    size += block.length;
+  }
+  return parts.join('');
+}

@@ -1,82 +1,72 @@
-/** One line of a note, with its place relative to top-level fenced code. */
+import { lineOf, readStructure } from '../note/markdown.ts';
+
+/** One line of a note, with its place in the note's block structure. */
 export interface Line {
   /** The line's text without its line ending (a trailing `\r` is dropped). */
   readonly text: string;
   /** 0-based line number. */
   readonly index: number;
-  /** The fence this line opens, closes or lies inside; null outside fences. */
+  /** The fenced code block this line opens, closes or lies inside; null outside fences. */
   readonly fence: Fence | null;
   /** True for the lines of front-matter at the very start of the note. */
   readonly frontMatter: boolean;
+  /** Inside a block quote or callout. */
+  readonly quoted: boolean;
+  /** The top-level heading this line starts, or null. */
+  readonly heading: { readonly level: number; readonly text: string } | null;
+  /** Part of a top-level heading without starting it (a setext heading's underline). */
+  readonly headingPart: boolean;
 }
 
-/** A top-level fenced code block (not inside a block quote or list indentation of four or more). */
+/** A fenced code block. */
 export interface Fence {
-  /** The info string of the opening fence, trimmed. */
+  /** The info string of the opening fence, decoded and trimmed. */
   readonly info: string;
   readonly openLine: number;
   /** Line of the closing fence; null when the fence is never closed. */
-  closeLine: number | null;
-  /** The lines between the fences. */
-  readonly content: string[];
+  readonly closeLine: number | null;
+  /** The literal content. */
+  readonly value: string;
 }
 
-const FENCE_OPEN = /^ {0,3}(`{3,}|~{3,})(.*)$/;
-
 /**
- * Split a note into lines (LF or CRLF) and mark front-matter and the lines of top-level fenced
- * code blocks, so a heading, task box or block inside code is never taken for the real thing.
+ * Split a note into lines (LF, CRLF or CR) and mark each with what the note's one structure reader
+ * ({@link readStructure}, CommonMark's block rules) says of it: front-matter, fenced code, quotes,
+ * top-level headings. So a heading, task box or block inside code or a quote is never taken for
+ * the real thing, and the Approval section is found exactly where calls are looked for.
  * @param text the whole note.
  */
 export function scanLines(text: string): Line[] {
-  const texts = text.split('\n').map((raw) => (raw.endsWith('\r') ? raw.slice(0, -1) : raw));
-  const start = frontMatterEnd(texts);
-  const lines: Line[] = [];
-  let fence: Fence | null = null;
-  let marker = '';
-  for (const [index, line] of texts.entries()) {
-    if (index < start) {
-      lines.push({ text: line, index, fence: null, frontMatter: true });
-      continue;
-    }
-    if (fence !== null) {
-      lines.push({ text: line, index, fence, frontMatter: false });
-      if (isClosingFence(line, marker)) {
-        fence.closeLine = index;
-        fence = null;
-      } else {
-        fence.content.push(line);
-      }
-      continue;
-    }
-    const open = FENCE_OPEN.exec(line);
-    const run = open?.[1] ?? '';
-    const info = open?.[2] ?? '';
-    if (open !== null && !(run.startsWith('`') && info.includes('`'))) {
-      fence = { info: info.trim(), openLine: index, closeLine: null, content: [] };
-      marker = run;
-      lines.push({ text: line, index, fence, frontMatter: false });
-      continue;
-    }
-    lines.push({ text: line, index, fence: null, frontMatter: false });
+  const structure = readStructure(text);
+  const texts = text.split(/\r\n|\r|\n/);
+  const fenceOf = new Map<number, Fence>();
+  for (const block of structure.fences) {
+    const lastLine = lineOf(structure.lineStarts, Math.max(block.start, block.end - 1));
+    const fence: Fence = {
+      info: block.info,
+      openLine: block.line,
+      closeLine: block.closed ? lastLine : null,
+      value: block.value,
+    };
+    for (let l = block.line; l <= lastLine; l++) fenceOf.set(l, fence);
   }
-  return lines;
-}
-
-function isClosingFence(line: string, marker: string): boolean {
-  const match = /^ {0,3}(`{3,}|~{3,})[ \t]*$/.exec(line);
-  const run = match?.[1];
-  return run !== undefined && run[0] === marker[0] && run.length >= marker.length;
-}
-
-// Index of the first line after front-matter (`---` … `---` or `...` at the very start), or 0.
-function frontMatterEnd(lines: readonly string[]): number {
-  if (lines[0]?.replace(/^\uFEFF/, '').trimEnd() !== '---') return 0;
-  for (let i = 1; i < lines.length; i += 1) {
-    const text = lines[i]?.trimEnd();
-    if (text === '---' || text === '...') return i + 1;
+  const headingAt = new Map<number, { level: number; text: string }>();
+  const headingParts = new Set<number>();
+  for (const heading of structure.headings) {
+    if (heading.depth !== 0) continue;
+    headingAt.set(heading.line, { level: heading.level, text: heading.text });
+    const last = lineOf(structure.lineStarts, Math.max(heading.start, heading.end - 1));
+    for (let l = heading.line + 1; l <= last; l++) headingParts.add(l);
   }
-  return 0;
+  return texts.map((line, index) => ({
+    text: line,
+    index,
+    fence: fenceOf.get(index) ?? null,
+    frontMatter: index < structure.frontMatterLines,
+    quoted: structure.quotedLines.has(index),
+    heading: headingAt.get(index) ?? null,
+    headingPart: headingParts.has(index),
+  }));
 }
 
 /**

@@ -7,12 +7,6 @@ import {
   type PendingDecision,
 } from './section-types.ts';
 
-const SECTION_HEADING = new RegExp(
-  `^ {0,3}##[ \\t]+${APPROVAL_HEADING}[ \\t]*(?:#+[ \\t]*)?$`,
-  'i',
-);
-const TOP_HEADING = /^ {0,3}#{1,2}(?:[ \t]|$)/;
-const CALL_HEADING = /^ {0,3}###[ \t]+(.*?)[ \t]*$/;
 const TASK = /^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\[(.)\][ \t]*(.*)$/u;
 const REASON = /^[ \t]*reason[ \t]*:(.*)$/i;
 const TOOL_NAME = /^[a-z][a-z0-9_]*$/;
@@ -82,12 +76,13 @@ export function parseApprovalSection(text: string): Map<string, PendingDecision>
 function findSections(lines: readonly Line[]): Line[][] {
   const sections: Line[][] = [];
   let current: Line[] | null = null;
+  const wanted = APPROVAL_HEADING.toLowerCase();
   for (const line of lines) {
-    const structural = line.fence === null && !line.frontMatter;
-    if (structural && SECTION_HEADING.test(line.text)) {
+    const heading = line.heading;
+    if (heading !== null && heading.level === 2 && heading.text.toLowerCase() === wanted) {
       current = [];
       sections.push(current);
-    } else if (structural && TOP_HEADING.test(line.text)) {
+    } else if (heading !== null && heading.level <= 2) {
       current = null;
     } else if (current !== null) {
       current.push(line);
@@ -100,10 +95,10 @@ function splitChunks(section: readonly Line[]): Chunk[] {
   const chunks: Chunk[] = [];
   let lines: Line[] | null = null;
   for (const line of section) {
-    const heading = line.fence === null ? CALL_HEADING.exec(line.text) : null;
+    const heading = line.heading?.level === 3 ? line.heading.text : null;
     if (heading !== null) {
       lines = [];
-      chunks.push({ ...parseCallHeading(heading[1] ?? ''), heading: heading[1] ?? '', lines });
+      chunks.push({ ...parseCallHeading(heading), heading, lines });
     } else if (lines !== null) {
       lines.push(line);
     }
@@ -159,9 +154,10 @@ function readChunk(chunk: Chunk): PendingDecision | null {
   let scope: string | null = null;
   for (const line of chunk.lines) {
     if (line.fence !== null) {
-      if (/^json$/i.test(line.fence.info)) fences.add(line.fence);
+      if (!line.quoted && /^json$/i.test(line.fence.info)) fences.add(line.fence);
       continue;
     }
+    if (line.quoted || line.heading !== null || line.headingPart) continue;
     const task = TASK.exec(line.text);
     if (task !== null) {
       const ticked = task[1] === 'x' || task[1] === 'X';
@@ -248,7 +244,7 @@ function readBlock(fences: readonly Fence[]): BlockRead {
   }
   let data: unknown;
   try {
-    data = JSON.parse((fences[0]?.content ?? []).join('\n'));
+    data = JSON.parse(fences[0]?.value ?? '');
   } catch (error) {
     return {
       ...none,

@@ -1,4 +1,6 @@
+import { scanLines } from './markdown-lines.ts';
 import { readApprovalSection } from './section.ts';
+import { APPROVAL_HEADING } from './section-types.ts';
 
 /** What {@link tickDecision} did. */
 export interface TickOutcome {
@@ -27,32 +29,37 @@ export function tickDecision(
     ),
   );
   const eol = text.includes('\r\n') ? '\r\n' : '\n';
-  const lines = text.split(/\r?\n/);
+  // The same reading of the note as the one decisions are read with: headings, code and quotes
+  // are what CommonMark says they are, so a box is ticked only where it will be read.
+  const scanned = scanLines(text);
+  const lines = scanned.map((line) => line.text);
   const ticked: string[] = [];
   let inSection = false;
   let current: string | undefined;
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] as string;
-    if (/^## /.test(line)) {
-      inSection = /^## Approval\s*$/.test(line);
+  for (const line of scanned) {
+    const heading = line.heading;
+    if (heading !== null && heading.level <= 2) {
+      inSection =
+        heading.level === 2 && heading.text.toLowerCase() === APPROVAL_HEADING.toLowerCase();
       current = undefined;
       continue;
     }
     if (!inSection) continue;
-    if (/^### /.test(line)) {
+    if (heading !== null && heading.level === 3) {
       current = [...wanted].find(
-        (id) => line.includes(`\`${id}\``) || line.includes(JSON.stringify(id)),
+        (id) => heading.text.includes(`\`${id}\``) || heading.text.includes(JSON.stringify(id)),
       );
       continue;
     }
-    if (current === undefined) continue;
-    const box = /^(\s*[-*+] \[)[ xX](\] )(approve|reject)\s*$/.exec(line);
+    if (current === undefined || line.fence !== null || line.quoted || line.headingPart) continue;
+    const i = line.index;
+    const box = /^(\s*[-*+] \[)[ xX](\] )(approve|reject)\s*$/.exec(line.text);
     if (box) {
       lines[i] = `${box[1]}${box[3] === decision ? 'x' : ' '}${box[2]}${box[3]}`;
       if (box[3] === decision && !ticked.includes(current)) ticked.push(current);
       continue;
     }
-    if (options.reason !== undefined && /^Reason:/.test(line)) {
+    if (options.reason !== undefined && /^Reason:/.test(line.text)) {
       lines[i] = `Reason: ${options.reason.replace(/[\r\n]+/g, ' ')}`;
     }
   }

@@ -1,7 +1,7 @@
-import type { Code, Root } from 'mdast';
 import { EXPLICIT_ID, canonicalJson, deriveBlockId, deriveCallId } from './call-id.ts';
 import { readFrontMatterSpan, splitFrontMatter } from './front-matter.ts';
-import { findOwnedRanges, isFenceClosed, parseMarkdown } from './markdown.ts';
+import { findOwnedRanges, readStructure } from './markdown.ts';
+import type { FenceBlock } from './markdown.ts';
 import { makePlacer } from './places.ts';
 import type { Placer } from './places.ts';
 import type { Diagnostic, FoundCall, FoundResult, InvalidBlock, ParsedNote } from './types.ts';
@@ -56,41 +56,17 @@ function parseNoteOrThrow(text: string): ParsedNote {
   const front = readFrontMatterSpan(text, span, place);
   const diagnostics: Diagnostic[] = [...front.diagnostics];
   const note = { ...emptyNote(), frontMatter: span, data: front.data, diagnostics };
-  const md = parseMarkdown(text, span);
-  if (md.root === null) {
-    const at = place(span?.end ?? 0);
-    diagnostics.push({
-      severity: 'error',
-      code: 'note-not-parsed',
-      message: md.problem,
-      start: at,
-      end: at,
-    });
-    return note;
-  }
+  const structure = readStructure(text);
   const scan = new BlockScanner(text, place, diagnostics);
-  const owned = findOwnedRanges(md.root, text.length);
-  for (const code of jsonBlocks(md.root)) {
-    const start = code.position?.start.offset ?? 0;
+  const owned = findOwnedRanges(structure, text.length);
+  for (const fence of structure.fences) {
+    if (fence.lang !== 'json') continue;
     scan.visit(
-      code,
-      owned.some(([a, b]) => start >= a && start < b),
+      fence,
+      owned.some(([a, b]) => fence.start >= a && fence.start < b),
     );
   }
   return { ...note, calls: scan.calls, invalid: scan.invalid, results: scan.results };
-}
-
-function* jsonBlocks(root: Root): Generator<Code> {
-  const stack: { type: string; children?: unknown[] }[] = [root];
-  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
-    if (node.type === 'code') {
-      const code = node as Code;
-      if (code.lang?.toLowerCase() === 'json') yield code;
-      continue;
-    }
-    const children = (node.children ?? []) as (typeof node)[];
-    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i] as typeof node);
-  }
 }
 
 type Parsed = { ok: true; value: unknown } | { ok: false; reason: string; position: number };
@@ -109,14 +85,13 @@ class BlockScanner {
     readonly diagnostics: Diagnostic[],
   ) {}
 
-  visit(code: Code, owned: boolean): void {
-    const value = code.value;
+  visit(fence: FenceBlock, owned: boolean): void {
+    const value = fence.value;
     const mentionsCall = value.includes('tool_call');
     if (!mentionsCall && !value.includes('tool_result')) return;
-    const from = code.position?.start.offset ?? 0;
-    const to = code.position?.end.offset ?? from;
-    const closed = isFenceClosed(this.text, from, to);
-    const parsed = closed ? parseJson(value) : null;
+    const from = fence.start;
+    const to = fence.end;
+    const parsed = fence.closed ? parseJson(value) : null;
     if (parsed?.ok === true && isRecord(parsed.value) && 'tool_result' in parsed.value) {
       if (!('tool_call' in parsed.value)) this.#addResult(parsed.value.tool_result);
       if (!mentionsCall || !('tool_call' in parsed.value)) return;
@@ -137,20 +112,30 @@ class BlockScanner {
       return;
     }
     if (parsed === null) {
-      const fence = /[`~]{3,}/.exec(this.text.slice(from, from + 64))?.[0] ?? '```';
-      const message = `the ${fence}json block at line ${start.line} is not closed; end it with a line ${fence} (vaultd waits while the note may still be being written)`;
+      const marker = fence.marker;
+      const message = `the ${marker}json block at line ${start.line} is not closed; end it with a line ${marker} (vaultd waits while the note may still be being written)`;
       this.#addInvalid(value, undefined, 'INVALID_CALL', message, true, start, end);
       return;
     }
     if (!parsed.ok) {
-      const at = this.#placeInBlock(code, parsed.position);
+      const at = this.#placeInBlock(fence, parsed.position);
       const message = `the tool_call block is not valid JSON: ${parsed.reason} at line ${at.line}, column ${at.column}; write it as ${SHAPE}`;
       this.#addInvalid(value, undefined, 'INVALID_JSON', message, false, start, end, at);
       return;
     }
     const call = readCall(parsed.value);
     if ('problem' in call) {
-      this.#addInvalid(value, call.name, 'INVALID_CALL', call.problem, false, start, end);
+      this.#addInvalid(
+        value,
+        call.name,
+        'INVALID_CALL',
+        call.problem,
+        false,
+        start,
+        end,
+        start,
+        call.id,
+      );
       return;
     }
     if (call.id !== undefined) {
@@ -187,30 +172,42 @@ class BlockScanner {
     start: InvalidBlock['start'],
     end: InvalidBlock['end'],
     at: InvalidBlock['start'] = start,
+    agentId?: string,
   ): void {
     const occurrence = this.#seenBlocks.get(raw) ?? 0;
     this.#seenBlocks.set(raw, occurrence + 1);
-    const id = deriveBlockId(raw, occurrence);
+    // The agent's own id, when it could be read and is not another call's: the agent finds its
+    // result under the id it chose.
+    let id: string;
+    if (agentId !== undefined && !this.#explicitIds.has(agentId)) {
+      this.#explicitIds.add(agentId);
+      id = agentId;
+    } else {
+      id = deriveBlockId(raw, occurrence);
+    }
     this.invalid.push({ id, name, code, message, unclosed, start, end });
     this.diagnostics.push({ severity: 'error', code, message, start: at, end, callId: id });
   }
 
   #addResult(result: unknown): void {
     if (!isRecord(result)) return;
-    const { id, name, status, metadata } = result;
+    const { id, name, status, metadata, error } = result;
     if (typeof id !== 'string' || typeof name !== 'string' || typeof status !== 'string') return;
     const hash = isRecord(metadata) ? metadata['arguments_hash'] : undefined;
+    const code = isRecord(error) ? error['code'] : undefined;
     this.results.set(id, {
       id,
       name,
       status,
       ...(typeof hash === 'string' ? { argsHash: hash } : {}),
+      ...(typeof code === 'string' ? { errorCode: code } : {}),
     });
   }
 
   /** Maps an offset in a block's code to the note: code lines follow the fence line, minus container prefixes. */
-  #placeInBlock(code: Code, position: number) {
-    const value = code.value;
+  #placeInBlock(fence: FenceBlock, position: number) {
+    // The content's last line ending belongs to no line of its own.
+    const value = fence.value.endsWith('\n') ? fence.value.slice(0, -1) : fence.value;
     const at = Math.max(0, Math.min(position, value.length));
     const breaks = /\r\n|\r|\n/g;
     let index = 0;
@@ -220,7 +217,7 @@ class BlockScanner {
       codeLineStart = m.index + m[0].length;
     }
     const codeLine = /^[^\r\n]*/.exec(value.slice(codeLineStart))?.[0] ?? '';
-    const lineStart = nthLineStart(this.text, code.position?.start.offset ?? 0, index + 1);
+    const lineStart = nthLineStart(this.text, fence.start, index + 1);
     const lineText = /^[^\r\n]*/.exec(this.text.slice(lineStart))?.[0] ?? '';
     const prefix = lineText.endsWith(codeLine) ? lineText.length - codeLine.length : 0;
     return this.place(lineStart + Math.min(prefix + at - codeLineStart, lineText.length));
@@ -259,7 +256,7 @@ function parseJson(value: string): Parsed {
 
 type ReadCall =
   | { name: string; args: Record<string, unknown>; id: string | undefined }
-  | { problem: string; name: string | undefined };
+  | { problem: string; name: string | undefined; id?: string | undefined };
 
 function readCall(json: unknown): ReadCall {
   if (!isRecord(json)) {
@@ -275,39 +272,46 @@ function readCall(json: unknown): ReadCall {
   }
   const call = json.tool_call;
   const name = isRecord(call) && typeof call.name === 'string' ? call.name : undefined;
+  // The agent's id is kept on an invalid call whenever it can be read.
+  const id =
+    isRecord(call) && typeof call.id === 'string' && EXPLICIT_ID.test(call.id)
+      ? call.id
+      : undefined;
+  const problem = (text: string): ReadCall => ({ problem: text, name, id });
   const extra = Object.keys(json).filter((k) => k !== 'tool_call');
   if (extra.length > 0) {
-    return { problem: `remove ${quoteList(extra)}: the block must hold only "tool_call"`, name };
+    return problem(`remove ${quoteList(extra)}: the block must hold only "tool_call"`);
   }
   if (!isRecord(call)) {
-    return {
-      problem: `"tool_call" must be an object with "name" and "parameters": ${SHAPE}`,
-      name,
-    };
+    return problem(`"tool_call" must be an object with "name" and "parameters": ${SHAPE}`);
   }
   const unknown = Object.keys(call).filter((k) => !CALL_KEYS.includes(k));
   if (unknown.length > 0) {
-    const problem = `remove ${quoteList(unknown)} from tool_call; it takes only "name", "parameters" (or "arguments") and "id"`;
-    return { problem, name };
+    return problem(
+      `remove ${quoteList(unknown)} from tool_call; it takes only "name", "parameters" (or "arguments") and "id"`,
+    );
   }
   if (name === undefined || !TOOL_NAME.test(name)) {
     const got = call.name === undefined ? 'it is missing' : `got ${short(call.name)}`;
-    const problem = `tool_call.name must be a snake_case tool name matching ^[a-z][a-z0-9_]*$ such as "search_web"; ${got}`;
-    return { problem, name };
+    return problem(
+      `tool_call.name must be a snake_case tool name matching ^[a-z][a-z0-9_]*$ such as "search_web"; ${got}`,
+    );
   }
   if ('parameters' in call && 'arguments' in call) {
-    return { problem: 'use either "parameters" or "arguments" in tool_call, not both', name };
+    return problem('use either "parameters" or "arguments" in tool_call, not both');
   }
   const args = 'parameters' in call ? call.parameters : 'arguments' in call ? call.arguments : {};
   if (!isRecord(args)) {
-    const problem = `tool_call.parameters must be an object of named arguments such as {"query": "..."}; got ${short(args)}`;
-    return { problem, name };
+    return problem(
+      `tool_call.parameters must be an object of named arguments such as {"query": "..."}; got ${short(args)}`,
+    );
   }
-  if ('id' in call && (typeof call.id !== 'string' || !EXPLICIT_ID.test(call.id))) {
-    const problem = `tool_call.id must be a string of 1 to 100 characters from A-Z a-z 0-9 _ . : - (got ${short(call.id)}); or leave it out and vaultd derives one`;
-    return { problem, name };
+  if ('id' in call && id === undefined) {
+    return problem(
+      `tool_call.id must be a string of 1 to 100 characters from A-Z a-z 0-9 _ . : - (got ${short(call.id)}); or leave it out and vaultd derives one`,
+    );
   }
-  return { name, args, id: typeof call.id === 'string' ? call.id : undefined };
+  return { name, args, id };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

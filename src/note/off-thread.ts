@@ -7,7 +7,7 @@ export class NoteTooComplexError extends Error {
   readonly code = 'NOTE_TOO_COMPLEX';
   constructor(chars: number, timeoutMs: number) {
     super(
-      `the note (${chars} characters) took more than ${timeoutMs} ms to parse; markdown parsing is slow on long, deeply nested lists and quotes: split the note`,
+      `the note (${chars} characters) took more than ${timeoutMs} ms to parse (the machine may be overloaded); split the note or raise parse_timeout_ms`,
     );
     this.name = 'NoteTooComplexError';
   }
@@ -35,10 +35,11 @@ const WORKER_URL = SOURCE_MODE
   : new URL('./note-worker.mjs', import.meta.url);
 
 /**
- * Parses and edits notes; large ones in a worker thread, with a deadline. remark-parse is fast on
- * ordinary notes but can take seconds on large ones (super-linear on long nested lists and
- * quotes), which on the main thread would stall every other note, timer and HTTP request. A job
- * past its deadline terminates the worker (a fresh one starts for the next job).
+ * Parses and edits notes; large ones in a worker thread, with a deadline. The parser is linear,
+ * but a note of a few megabytes still takes a few hundred milliseconds, which on the main thread
+ * would stall every other note, timer and HTTP request for that long. A job past its deadline (a
+ * safety net, not a limit any note under the size cap reaches) terminates the worker (a fresh one
+ * starts for the next job).
  */
 export class NoteWorker {
   readonly #inlineChars: number;

@@ -1,8 +1,6 @@
-import type { Root } from 'mdast';
 import type { ToolResult } from '../protocol/types.ts';
-import { splitFrontMatter } from './front-matter.ts';
-import { findSection, isFenceClosed, parseMarkdown } from './markdown.ts';
-import type { SectionSpan } from './markdown.ts';
+import { findSection, readStructure } from './markdown.ts';
+import type { NoteStructure, SectionSpan } from './markdown.ts';
 import { detectLineEnding, normalizeLineEndings } from './places.ts';
 import { renderResult } from './render-result.ts';
 
@@ -26,18 +24,19 @@ export function appendResults(text: string, results: readonly ToolResult[]): str
   const eol = detectLineEnding(text);
   const byId = new Map(results.map((r) => [r.id, r]));
   const render = (r: ToolResult) => normalizeLineEndings(renderResult(r), eol);
-  const root = parseRoot(text);
-  const section = root === null ? null : findSection(root, RESULTS_HEADING, text.length);
-  if (root === null || section === null) {
+  const structure = readStructure(text);
+  const section = findSection(structure, RESULTS_HEADING, text.length);
+  if (section === null) {
     const blocks = [...byId.values()].map(render).join(eol + eol);
-    return appendBlock(text, root, `## ${RESULTS_HEADING}${eol}${eol}${blocks}${eol}`, eol);
+    return appendBlock(text, structure, `## ${RESULTS_HEADING}${eol}${eol}${blocks}${eol}`, eol);
   }
   const edits = findReplacements(text, section, byId, render);
   const fresh = [...byId.values()].filter((r) => !edits.some((e) => e.id === r.id));
   if (fresh.length > 0) {
     const rest = text.slice(section.contentEnd);
-    const closer =
-      root.children.at(-1) === section.blocks.at(-1) ? closeDanglingFence(text, root, eol) : '';
+    const closer = section.last
+      ? closeDanglingFence(text.slice(0, section.contentEnd), structure, eol)
+      : '';
     let insert = closer + eol + eol + fresh.map(render).join(eol + eol);
     if (rest === '') insert += eol;
     else if (rest.trim() !== '' && !/^(?:\r\n|\r|\n)[ \t]*(?:\r\n|\r|\n)/.test(rest)) insert += eol;
@@ -62,8 +61,8 @@ export function replaceSection(text: string, heading: string, body: string | nul
   const name = heading.replace(/^#+[ \t]*/, '').trim();
   if (body === null && !text.includes(name)) return text;
   const eol = detectLineEnding(text);
-  const root = parseRoot(text);
-  const section = root === null ? null : findSection(root, name, text.length);
+  const structure = readStructure(text);
+  const section = findSection(structure, name, text.length);
   const block =
     body === null
       ? ''
@@ -77,15 +76,11 @@ export function replaceSection(text: string, heading: string, body: string | nul
     return before + (block === '' ? '' : block + eol) + text.slice(section.end);
   }
   if (block === '') return text;
-  const results = root === null ? null : findSection(root, RESULTS_HEADING, text.length);
+  const results = findSection(structure, RESULTS_HEADING, text.length);
   if (results !== null) {
     return text.slice(0, results.start) + block + eol + text.slice(results.start);
   }
-  return appendBlock(text, root, block, eol);
-}
-
-function parseRoot(text: string): Root | null {
-  return parseMarkdown(text, splitFrontMatter(text)).root;
+  return appendBlock(text, structure, block, eol);
 }
 
 interface Edit {
@@ -102,21 +97,17 @@ function findReplacements(
   render: (r: ToolResult) => string,
 ): Edit[] {
   const edits: Edit[] = [];
-  section.blocks.forEach((node, i) => {
-    if (node.type !== 'code' || node.lang?.toLowerCase() !== 'json') return;
-    const id = readResultId(node.value);
+  section.blocks.forEach((block, i) => {
+    const fence = block.fence;
+    if (fence === undefined || fence.lang !== 'json' || !fence.closed) return;
+    const id = readResultId(fence.value);
     const result = id === null ? undefined : byId.get(id);
-    const from = node.position?.start.offset;
-    const to = node.position?.end.offset;
-    if (result === undefined || from === undefined || to === undefined) return;
-    if (edits.some((e) => e.id === result.id) || !isFenceClosed(text, from, to)) return;
+    if (result === undefined || edits.some((e) => e.id === result.id)) return;
     const prev = section.blocks[i - 1];
-    const prevStart = prev?.position?.start.offset;
     const callout =
-      prev?.type === 'blockquote' &&
-      prevStart !== undefined &&
-      CALLOUT_START.test(text.slice(prevStart, prevStart + 40));
-    edits.push({ id: result.id, from: callout ? prevStart : from, to, text: render(result) });
+      prev?.kind === 'blockquote' && CALLOUT_START.test(text.slice(prev.start, prev.start + 40));
+    const from = callout && prev !== undefined ? prev.start : block.start;
+    edits.push({ id: result.id, from, to: block.end, text: render(result) });
   });
   return edits;
 }
@@ -133,21 +124,43 @@ function readResultId(code: string): string | null {
 }
 
 /** Appends a block at the end of the note after one blank line. */
-function appendBlock(text: string, root: Root | null, block: string, eol: string): string {
-  const closed = text + (root === null ? '' : closeDanglingFence(text, root, eol));
+function appendBlock(text: string, structure: NoteStructure, block: string, eol: string): string {
+  const closed = text + closeDanglingFence(text, structure, eol);
   if (closed === '') return block;
   const trailing = /(?:\r\n|\r|\n)*$/.exec(closed)?.[0] ?? '';
   const breaks = (trailing.match(/\r\n|\r|\n/g) ?? []).length;
   return closed + eol.repeat(Math.max(0, 2 - breaks)) + block;
 }
 
-/** The text that closes a top-level code fence left open at the end of the note, or ''. */
-function closeDanglingFence(text: string, root: Root, eol: string): string {
-  const last = root.children.at(-1);
-  if (last?.type !== 'code') return '';
-  const from = last.position?.start.offset ?? 0;
-  const to = last.position?.end.offset ?? 0;
-  const fence = /^[ \t]*(`{3,}|~{3,})/.exec(text.slice(from, from + 64))?.[1];
-  if (fence === undefined || isFenceClosed(text, from, to)) return '';
-  return (/(?:\r\n|\r|\n)$/.test(text) ? '' : eol) + fence;
+// HTML blocks that end only at a marker, not at a blank line (CommonMark's kinds 1 to 5): left
+// open at the end of a note, they would swallow whatever is appended.
+const HTML_ENDS: readonly [RegExp, string][] = [
+  [/^ {0,3}<(script|pre|style|textarea)(?=[\s>]|$)/i, ''],
+  [/^ {0,3}<!--/, '-->'],
+  [/^ {0,3}<\?/, '?>'],
+  [/^ {0,3}<!\[CDATA\[/, ']]>'],
+  [/^ {0,3}<![A-Za-z]/, '>'],
+];
+
+/**
+ * The text that ends a top-level code fence or HTML block left open at the end of the note, so
+ * what is appended after it is read as markdown; '' when there is none.
+ * @param text the note up to where the closer goes (its end, or the end of its last block).
+ */
+function closeDanglingFence(text: string, structure: NoteStructure, eol: string): string {
+  const last = structure.top.at(-1);
+  if (last === undefined) return '';
+  const lead = /(?:\r\n|\r|\n)$/.test(text) ? '' : eol;
+  const fence = last.fence;
+  if (fence !== undefined) return fence.closed ? '' : lead + fence.marker;
+  if (last.kind !== 'html_block') return '';
+  const block = text.slice(last.start, last.end);
+  for (const [opener, marker] of HTML_ENDS) {
+    const open = opener.exec(block);
+    if (open === null) continue;
+    const end = marker === '' ? `</${(open[1] ?? '').toLowerCase()}>` : marker;
+    const rest = block.slice(open[0].length);
+    return (marker === '' ? rest.toLowerCase() : rest).includes(end) ? '' : lead + end;
+  }
+  return '';
 }

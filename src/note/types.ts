@@ -53,6 +53,8 @@ export interface FoundResult {
   readonly status: string;
   /** `metadata.arguments_hash`: the arguments the result is for, to tell a fixed call. */
   readonly argsHash?: string;
+  /** `error.code` of an error result (`INVALID_CALL` for a block that could not be read as a call). */
+  readonly errorCode?: string;
 }
 
 /** Front-matter as split from the text, never evaluated. */

@@ -644,10 +644,18 @@ function folderOf(ctx: PipelineContext, kind: FolderKind): string {
  * runs twice; an interrupted call never runs again without a human (its history says so).
  */
 function mayRunAgain(
-  previous: { readonly status: string; readonly argsHash?: string | undefined },
+  previous: {
+    readonly status: string;
+    readonly argsHash?: string | undefined;
+    readonly errorCode?: string | undefined;
+  },
   args: Record<string, unknown>,
 ): boolean {
   if (previous.status !== 'error' && previous.status !== 'rejected') return false;
+  // A block that could not be read as a call has no arguments: once it reads as one, it runs.
+  if (previous.errorCode === 'INVALID_CALL' || previous.errorCode === 'INVALID_JSON') {
+    return previous.argsHash === undefined;
+  }
   return previous.argsHash !== undefined && previous.argsHash !== hashArguments(args);
 }
 

@@ -1,7 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { unified } from 'unified';
-import remarkParse from 'remark-parse';
+import { Parser } from 'commonmark';
 import {
   parseApprovalSection,
   readApprovalSection,
@@ -91,18 +90,18 @@ describe('renderApprovalSection', () => {
       preview: evil,
     };
     const text = note(renderApprovalSection([call]));
-    const tree = unified().use(remarkParse).parse(text);
+    // Read by CommonMark's reference implementation, not by vaultd's own reader.
+    const walker = new Parser().parse(text).walker();
     const codes: { lang: string | null | undefined; value: string }[] = [];
-    const walk = (node: {
-      type: string;
-      children?: unknown[];
-      lang?: string | null;
-      value?: string;
-    }): void => {
-      if (node.type === 'code') codes.push({ lang: node.lang, value: node.value ?? '' });
-      for (const child of node.children ?? []) walk(child as typeof node);
-    };
-    walk(tree as never);
+    for (let event = walker.next(); event !== null; event = walker.next()) {
+      const node = event.node;
+      if (event.entering && node.type === 'code_block' && node.info !== null) {
+        codes.push({
+          lang: node.info.split(/\s/)[0],
+          value: (node.literal ?? '').replace(/\n$/, ''),
+        });
+      }
+    }
     const json = codes.filter((c) => c.lang?.toLowerCase() === 'json');
     assert.equal(json.length, 1, 'only the pending_call block is a json block');
     assert.deepEqual(Object.keys(JSON.parse(json[0]!.value)), ['pending_call']);

@@ -2,7 +2,7 @@
 // grants, and the agent's loop: replays, fixed calls, interrupted calls. A daemon child process on
 // a temp vault with the test tools.
 import assert from 'node:assert/strict';
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
@@ -186,6 +186,26 @@ describe(
       assert.equal(results.length, 1, 'the new result replaced the old one');
       assert.equal(results[0]?.status, 'success');
       assert.equal(await starts('typo'), 1);
+    });
+
+    it('keeps the id of a call that could not be read, and runs it once the agent fixed it', async () => {
+      const broken =
+        '```json\n{"tool_call": {"name": "side_effect", "paramters": {"label": "misspelt"}, "id": "fix-2"}}\n```';
+      await vault.drop('unread.md', note('Unread', broken));
+      const failed = await waitInFolder(vault, 'unread.md', 'Failed');
+      const first = resultsOf(failed)[0];
+      assert.equal(first?.error?.code, 'INVALID_CALL');
+      assert.equal(first?.id, 'fix-2', 'the result is under the id the agent chose');
+      const fixed = failed.replace('"paramters"', '"parameters"');
+      await writeFile(join(vault.root, 'unread-tmp'), fixed);
+      await rm(join(vault.root, 'Failed', 'unread.md'));
+      await rename(join(vault.root, 'unread-tmp'), join(vault.root, 'Needs_Action', 'unread.md'));
+      const done = await waitInFolder(vault, 'unread.md', 'Done');
+      const results = resultsOf(done);
+      assert.equal(results.length, 1, 'the new result replaced the old one');
+      assert.equal(results[0]?.id, 'fix-2');
+      assert.equal(results[0]?.status, 'success');
+      assert.equal(await starts('misspelt'), 1);
     });
 
     it('never runs a successful call again: a re-saved note, or a copy with its explicit id, gets a replay', async () => {

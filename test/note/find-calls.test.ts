@@ -1,6 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { deriveBlockId, deriveCallId, mightHaveToolCall, parseNote } from '../../src/note/index.ts';
+import {
+  appendResults,
+  deriveBlockId,
+  deriveCallId,
+  mightHaveToolCall,
+  parseNote,
+} from '../../src/note/index.ts';
+import { makeResult } from './results.ts';
 import { readNote, toCrlf } from './fixtures.ts';
 
 test('the SPEC example gives one call with a derived id and its front-matter', () => {
@@ -227,14 +234,28 @@ test('mightHaveToolCall is false for a note without tool_call', () => {
   assert.deepEqual(parseNote(readNote('no-calls.md')).calls, []);
 });
 
-test('pathologically deep nesting is refused with a diagnostic instead of a slow parse', () => {
-  const note = parseNote(`${'>'.repeat(200)} \`\`\`json\n{"tool_call": {"name": "a"}}\n`);
-  assert.deepEqual(note.calls, []);
-  assert.equal(note.diagnostics[0]?.code, 'note-not-parsed');
-  assert.match(note.diagnostics[0]?.message ?? '', /block quotes more than 64 levels/);
+test('deep nesting is read like any other note: a call 200 quotes or list items deep is found', () => {
+  const q = '>'.repeat(200);
+  const quoted = parseNote(`${q} \`\`\`json\n${q} {"tool_call": {"name": "a"}}\n${q} \`\`\`\n`);
+  assert.deepEqual(
+    quoted.calls.map((c) => c.name),
+    ['a'],
+  );
+  let listed = '';
+  for (let i = 0; i < 200; i++) listed += `${'  '.repeat(i)}- item\n`;
+  const indent = '  '.repeat(200);
+  listed += `${indent}\`\`\`json\n${indent}{"tool_call": {"name": "b"}}\n${indent}\`\`\`\n`;
+  assert.deepEqual(
+    parseNote(listed).calls.map((c) => c.name),
+    ['b'],
+  );
+  // Ended by its quote before any closing fence: an error, never run.
+  const cut = parseNote(`${q} \`\`\`json\n${q} {"tool_call": {"name": "a"}}\n\nafter\n`);
+  assert.deepEqual(cut.calls, []);
+  assert.equal(cut.invalid[0]?.unclosed, true);
 });
 
-test('random and binary-ish input never throws', () => {
+test('random and binary-ish input: read without failing, and writing results back keeps every call', () => {
   let seed = 42;
   const random = () => {
     seed = (seed * 1103515245 + 12345) % 2 ** 31;
@@ -254,6 +275,9 @@ test('random and binary-ish input never throws', () => {
     '...\n',
     '+++\n',
     '{"tool_call": {"name": "a", "parameters": {}}}',
+    '```json\n{"tool_call": {"name": "a", "parameters": {}}}\n```\n',
+    '> ```json\n> {"tool_call": {"name": "b", "parameters": {"q": 1}}}\n> ```\n',
+    '- ~~~json\n  {"tool_call": {"name": "c", "id": "x1"}}\n  ~~~\n',
     '{"tool_result": {"id": "x", "name": "a", "status": "success"}}',
     '## Tool Results\n',
     '## Approval\n',
@@ -272,7 +296,8 @@ test('random and binary-ish input never throws', () => {
     '<!--',
     '&#96;',
   ];
-  for (let i = 0; i < 400; i++) {
+  let found = 0;
+  for (let i = 0; i < 2000; i++) {
     let text = '';
     const n = Math.floor(random() * 40);
     for (let j = 0; j < n; j++) {
@@ -282,6 +307,44 @@ test('random and binary-ish input never throws', () => {
           : String.fromCharCode(Math.floor(random() * 0x10000));
     }
     const note = parseNote(text);
-    assert.ok(Array.isArray(note.calls) && Array.isArray(note.diagnostics));
+    const failed = note.diagnostics.filter((d) => d.code === 'note-not-parsed');
+    assert.deepEqual(failed, [], JSON.stringify(text));
+    for (const call of note.calls) {
+      assert.ok(call.start.offset < call.end.offset && call.end.offset <= text.length);
+      assert.match(text.slice(call.start.offset, call.end.offset), /^[ \t>*+\-.\d]*(`{3,}|~{3,})/);
+    }
+    // Writing results back finds every call again, and every result under its call's id.
+    const written = appendResults(
+      text,
+      note.calls.map((c) => makeResult({ id: c.id, name: c.name })),
+    );
+    const again = parseNote(written);
+    assert.deepEqual(
+      again.calls.map((c) => c.id),
+      note.calls.map((c) => c.id),
+      JSON.stringify(text),
+    );
+    for (const call of note.calls) assert.ok(again.results.has(call.id), JSON.stringify(text));
+    found += note.calls.length;
   }
+  assert.ok(found > 20, `only ${found} calls in the corpus`);
+});
+
+test('an invalid call keeps the id its agent gave it, unless another call has that id', () => {
+  const block = (json: string) => `\`\`\`json\n${json}\n\`\`\`\n\n`;
+  const note = parseNote(
+    block('{"tool_call": {"name": "Bad-Name", "id": "mine-1"}}') +
+      block('{"tool_call": {"name": "a", "id": "taken"}}') +
+      block('{"tool_call": {"name": "a", "id": "taken", "parameters": 3}}') +
+      block('{"tool_call": {"name": "a", "id": "not valid!"}}'),
+  );
+  assert.deepEqual(
+    note.calls.map((c) => c.id),
+    ['taken'],
+  );
+  const ids = note.invalid.map((b) => b.id);
+  assert.equal(ids[0], 'mine-1');
+  assert.notEqual(ids[1], 'taken');
+  assert.notEqual(ids[2], 'not valid!');
+  assert.equal(new Set(ids).size, 3);
 });

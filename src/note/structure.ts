@@ -1,0 +1,278 @@
+import MarkdownIt from 'markdown-it';
+import type { StateBlock, Token } from 'markdown-it';
+import { splitFrontMatter } from './front-matter.ts';
+
+/** A fenced code block, as CommonMark reads it. */
+export interface FenceBlock {
+  /** Offset of the first character of the opening fence's line. */
+  readonly start: number;
+  /** Offset just after the last line of the block (its closing fence, or its last content line). */
+  readonly end: number;
+  /** Offset of the fence marker itself (after indentation and container markers). */
+  readonly markerAt: number;
+  /** 0-based line of the opening fence. */
+  readonly line: number;
+  /** Containers around it: 0 at the top level, one per block quote, list and list item. */
+  readonly depth: number;
+  /** Inside a block quote (or a callout) at some level. */
+  readonly quoted: boolean;
+  /** The fence marker, e.g. `` ``` `` or `~~~~`. */
+  readonly marker: string;
+  /** The info string, trimmed, entities and backslash escapes decoded. */
+  readonly info: string;
+  /** The first word of the info string, lower-cased (`json`). */
+  readonly lang: string;
+  /** The literal content (container prefixes and the fence's indentation removed). */
+  readonly value: string;
+  /** Whether a closing fence ended it; false when it ran to the end of the note or its container. */
+  readonly closed: boolean;
+}
+
+/** A heading (ATX or setext). */
+export interface HeadingBlock {
+  readonly start: number;
+  readonly end: number;
+  /** 0-based line where it starts. */
+  readonly line: number;
+  readonly depth: number;
+  readonly level: number;
+  /** Its text as written (inline markup not interpreted), trimmed. */
+  readonly text: string;
+}
+
+/** A block at the top level of the note (a paragraph, list, quote, fence, heading…). */
+export interface TopBlock {
+  /** markdown-it's name of the block: `paragraph`, `bullet_list`, `blockquote`, `fence`, `heading`… */
+  readonly kind: string;
+  readonly start: number;
+  /** Offset just after its last character that is not white space. */
+  readonly end: number;
+  /** 0-based lines [first, last]. */
+  readonly firstLine: number;
+  readonly lastLine: number;
+  /** The fence, when the block is one. */
+  readonly fence?: FenceBlock;
+  /** The heading, when the block is one. */
+  readonly heading?: HeadingBlock;
+}
+
+/**
+ * The block structure of a note: the one reading of it that finding calls, the sections vaultd
+ * owns and the approval decisions all use, so they can never disagree.
+ */
+export interface NoteStructure {
+  readonly fences: readonly FenceBlock[];
+  readonly headings: readonly HeadingBlock[];
+  readonly top: readonly TopBlock[];
+  /** Offset where each 0-based line starts. */
+  readonly lineStarts: readonly number[];
+  /** Lines inside a block quote or callout. */
+  readonly quotedLines: ReadonlySet<number>;
+  /** Lines of the front-matter. */
+  readonly frontMatterLines: number;
+}
+
+// Containers nested deeper than this are read as their text; CommonMark sets no limit, but a
+// parser's recursion must have one.
+const MAX_NESTING = 1000;
+
+const md = new MarkdownIt('commonmark', { html: true });
+md.set({ maxNesting: MAX_NESTING });
+const builtinFence = md.block.ruler['__rules__' as never] as unknown as {
+  name: string;
+  fn: (state: StateBlock, startLine: number, endLine: number, silent: boolean) => boolean;
+}[];
+const fenceRule = builtinFence.find((rule) => rule.name === 'fence')?.fn;
+if (fenceRule === undefined) throw new Error('markdown-it has no fence rule');
+
+// The built-in rule, plus one thing it knows but does not keep: whether a closing fence ended
+// the block. It is, exactly when the block's last line (past its first) is a closing fence.
+md.block.ruler.at(
+  'fence',
+  (state, startLine, endLine, silent) => {
+    const at = state.bMarks[startLine]! + state.tShift[startLine]!;
+    if (!fenceRule(state, startLine, endLine, silent)) return false;
+    if (silent) return true;
+    const token = state.tokens[state.tokens.length - 1] as Token;
+    const last = state.line - 1;
+    token.meta = { closed: last > startLine && closesFence(state, last, token.markup), at };
+    return true;
+  },
+  { alt: ['paragraph', 'reference', 'blockquote', 'list'] },
+);
+
+function closesFence(state: StateBlock, line: number, markup: string): boolean {
+  let pos = state.bMarks[line]! + state.tShift[line]!;
+  const max = state.eMarks[line]!;
+  if (state.sCount[line]! - state.blkIndent >= 4) return false;
+  if (state.src.charCodeAt(pos) !== markup.charCodeAt(0)) return false;
+  const from = pos;
+  pos = state.skipChars(pos, markup.charCodeAt(0));
+  if (pos - from < markup.length) return false;
+  return state.skipSpaces(pos) >= max;
+}
+
+const cache = new Map<string, NoteStructure>();
+const CACHE_ENTRIES = 64;
+const CACHE_MAX_CHARS = 256 * 1024;
+
+/**
+ * Read a note's block structure with markdown-it's CommonMark block parser (linear in the note's
+ * length): every fenced code block with its decoded info string, literal content, container depth
+ * and whether it was closed; every heading; the top-level blocks; the lines inside quotes. The
+ * front-matter is blanked first (never read as markdown); offsets are into the original text
+ * (CRLF, CR and a leading BOM kept). Recent readings are cached, so parsing a note and then
+ * writing its results back reads it once.
+ * @param text the whole note.
+ */
+export function readStructure(text: string): NoteStructure {
+  const cached = cache.get(text);
+  if (cached !== undefined) return cached;
+  const structure = read(text);
+  if (text.length <= CACHE_MAX_CHARS) {
+    if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value as string);
+    cache.set(text, structure);
+  }
+  return structure;
+}
+
+function read(text: string): NoteStructure {
+  // A leading BOM is not part of the first line: offsets of line 0 start after it.
+  const bom = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  const hasCr = text.includes('\r');
+  const lineStarts = [bom];
+  if (hasCr) {
+    for (let i = bom; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 10 || (c === 13 && text.charCodeAt(i + 1) !== 10)) lineStarts.push(i + 1);
+    }
+  } else {
+    for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1))
+      lineStarts.push(i + 1);
+  }
+  const span = splitFrontMatter(text);
+  // Same lines, same columns: only line endings change, and the front-matter becomes blanks.
+  let source = bom === 0 ? text : text.slice(bom);
+  if (hasCr) source = source.replace(/\r\n?/g, '\n');
+  if (span !== null) {
+    const cut = offsetInNormalized(text, span.end) - bom;
+    source = source.slice(0, cut).replace(/[^\n]/g, ' ') + source.slice(cut);
+  }
+  let toOriginal = (offset: number): number => offset + bom;
+  if (hasCr) {
+    const normStarts = [0];
+    for (let i = source.indexOf('\n'); i !== -1; i = source.indexOf('\n', i + 1)) {
+      normStarts.push(i + 1);
+    }
+    toOriginal = (offset) => {
+      const line = lineOf(normStarts, offset);
+      return (lineStarts[line] ?? text.length) + (offset - (normStarts[line] ?? 0));
+    };
+  }
+  const lineEnd = (line: number): number => {
+    const next = lineStarts[line + 1];
+    if (next === undefined) return text.length;
+    // Just after the line's text, before its line ending.
+    return text.charCodeAt(next - 2) === 13 && text.charCodeAt(next - 1) === 10
+      ? next - 2
+      : next - 1;
+  };
+
+  const tokens: Token[] = [];
+  md.block.parse(source, md, {}, tokens);
+
+  const fences: FenceBlock[] = [];
+  const headings: HeadingBlock[] = [];
+  const top: TopBlock[] = [];
+  const quotedLines = new Set<number>();
+  let quotes = 0;
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i] as Token;
+    const map = token.map;
+    if (token.type === 'blockquote_open') {
+      // The outermost quote holds the lines of every quote inside it.
+      if (quotes === 0 && map !== null) for (let l = map[0]; l < map[1]; l++) quotedLines.add(l);
+      quotes++;
+    } else if (token.type === 'blockquote_close') {
+      quotes--;
+    }
+    if (map === null) continue;
+    const start = lineStarts[map[0]] ?? text.length;
+    let end = lineEnd(Math.max(map[0], map[1] - 1));
+    // Lists and quotes may end with blank lines; a block ends at its last visible character.
+    while (end > start && isBlank(text.charCodeAt(end - 1))) end--;
+    const atTop = token.level === 0 && (token.nesting === 1 || token.nesting === 0);
+    let fence: FenceBlock | undefined;
+    let heading: HeadingBlock | undefined;
+    if (token.type === 'fence') {
+      const meta = token.meta as { closed: boolean; at: number };
+      const info = md.utils.unescapeAll(token.info).trim();
+      fence = {
+        start,
+        end,
+        markerAt: toOriginal(meta.at),
+        line: map[0],
+        depth: token.level,
+        quoted: quotes > 0,
+        marker: token.markup,
+        info,
+        lang: (info.split(/[ \t]/, 1)[0] ?? '').toLowerCase(),
+        // Every line of content ends with a line ending, the note's last one included.
+        value:
+          token.content === '' || token.content.endsWith('\n')
+            ? token.content
+            : `${token.content}\n`,
+        closed: meta.closed,
+      };
+      fences.push(fence);
+    } else if (token.type === 'heading_open') {
+      const inline = tokens[i + 1];
+      heading = {
+        start,
+        end,
+        line: map[0],
+        depth: token.level,
+        level: Number(token.tag.slice(1)),
+        text: (inline?.type === 'inline' ? inline.content : '').trim(),
+      };
+      headings.push(heading);
+    }
+    if (atTop) {
+      top.push({
+        kind: token.type.replace(/_open$/, ''),
+        start,
+        end,
+        firstLine: map[0],
+        lastLine: map[1] - 1,
+        ...(fence === undefined ? {} : { fence }),
+        ...(heading === undefined ? {} : { heading }),
+      });
+    }
+  }
+  const frontMatterLines = span === null ? 0 : lineOf(lineStarts, span.end);
+  return { fences, headings, top, lineStarts, quotedLines, frontMatterLines };
+}
+
+function isBlank(c: number): boolean {
+  return c === 10 || c === 13 || c === 32 || c === 9;
+}
+
+/** The 0-based line holding `offset`, by binary search over line starts. */
+export function lineOf(starts: readonly number[], offset: number): number {
+  let low = 0;
+  let high = starts.length - 1;
+  while (low < high) {
+    const mid = (low + high + 1) >> 1;
+    if ((starts[mid] ?? 0) <= offset) low = mid;
+    else high = mid - 1;
+  }
+  return low;
+}
+
+function offsetInNormalized(text: string, offset: number): number {
+  let removed = 0;
+  for (let i = text.indexOf('\r\n'); i !== -1 && i < offset; i = text.indexOf('\r\n', i + 2)) {
+    removed++;
+  }
+  return offset - removed;
+}
