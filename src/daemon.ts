@@ -373,8 +373,12 @@ async function run(parts: Parts): Promise<Daemon> {
   // The state folder is watched so that its removal (or the lock's) is noticed at once; a
   // periodic check backs the watch up, and also notices the vault moving away.
   let checking = false;
+  // Declared before any watcher can call checkState: an event may come at once. Checks wait until
+  // everything they may call (stop, reconcile) is defined.
+  let stopping: Promise<void> | undefined;
+  let wired = false;
   const checkState = async (): Promise<void> => {
-    if (checking || stopping !== undefined) return;
+    if (!wired || checking || stopping !== undefined) return;
     checking = true;
     try {
       await checkStateOnce();
@@ -489,7 +493,6 @@ async function run(parts: Parts): Promise<Daemon> {
     );
   }
 
-  let stopping: Promise<void> | undefined;
   const stop = (graceMs = currentConfig.shutdown.grace_ms): Promise<void> => {
     stopping ??= (async () => {
       ready = false;
@@ -572,6 +575,7 @@ async function run(parts: Parts): Promise<Daemon> {
     return { ok: true, needsRestart };
   };
 
+  wired = true;
   return {
     layout,
     bus,

@@ -49,7 +49,40 @@ function renderBody(result: ToolResult): string[] {
     return items;
   }
   const content = typeof result.content === 'string' ? result.content : '';
-  return content.trim() === '' ? ['(no content)'] : escapeMarkdownText(content);
+  const body = content.trim() === '' ? ['(no content)'] : escapeMarkdownText(content);
+  const diff = readDiff(result.data);
+  return diff === null ? body : [...body, '', ...renderDiff(diff)];
+}
+
+/** Lines of a diff shown in a callout at most; the JSON block below holds all of it. */
+const MAX_DIFF_LINES = 200;
+
+function readDiff(data: unknown): string | null {
+  if (typeof data !== 'object' || data === null) return null;
+  const diff = (data as { diff?: unknown }).diff;
+  return typeof diff === 'string' && diff.trim() !== '' ? diff : null;
+}
+
+/**
+ * A unified diff as a fenced `diff` block Obsidian colours: code is never read as markdown, the
+ * fence is longer than any backtick run in it, and control characters are shown escaped.
+ */
+function renderDiff(diff: string): string[] {
+  const all = diff.replace(/\r\n?/g, '\n').replace(/\n$/, '').split('\n');
+  const lines = all.slice(0, MAX_DIFF_LINES).map((line) =>
+    line.replace(
+      // eslint-disable-next-line no-control-regex -- control characters are exactly what this finds
+      /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    ),
+  );
+  const longest = Math.max(0, ...lines.flatMap((l) => (l.match(/`+/g) ?? []).map((r) => r.length)));
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  const more =
+    all.length > MAX_DIFF_LINES
+      ? [`*(${all.length - MAX_DIFF_LINES} more lines in the JSON block below)*`]
+      : [];
+  return [`${fence}diff`, ...lines, fence, ...more];
 }
 
 interface Hit {

@@ -16,10 +16,18 @@ const CALLOUT_START = /^>[ \t]?\[!(?:success|failure|warning)\]/;
  * `interrupted` result superseded, say); for several results with one id the last wins. Keeps the
  * note's line endings and never changes anything else, except that a note ending inside an
  * unclosed top-level code fence gets that fence closed first, so the results are not swallowed.
+ * With `order` (the note's call ids in block order), a new result goes before the first result
+ * already there whose call comes later in the note, so the section reads in block order even when
+ * results arrive at different times (a call approved after the others ran).
  * @param text The note's text.
  * @param results Results in block order.
+ * @param order The ids of the note's calls in block order.
  */
-export function appendResults(text: string, results: readonly ToolResult[]): string {
+export function appendResults(
+  text: string,
+  results: readonly ToolResult[],
+  order: readonly string[] = [],
+): string {
   if (results.length === 0) return text;
   const eol = detectLineEnding(text);
   const byId = new Map(results.map((r) => [r.id, r]));
@@ -31,7 +39,21 @@ export function appendResults(text: string, results: readonly ToolResult[]): str
     return appendBlock(text, structure, `## ${RESULTS_HEADING}${eol}${eol}${blocks}${eol}`, eol);
   }
   const edits = findReplacements(text, section, byId, render);
-  const fresh = [...byId.values()].filter((r) => !edits.some((e) => e.id === r.id));
+  const rank = new Map(order.map((id, i) => [id, i]));
+  const existing = resultBlocks(text, section);
+  const fresh: ToolResult[] = [];
+  const before = new Map<number, ToolResult[]>();
+  for (const result of byId.values()) {
+    if (edits.some((e) => e.id === result.id)) continue;
+    const mine = rank.get(result.id);
+    const next =
+      mine === undefined ? undefined : existing.find((e) => (rank.get(e.id) ?? -1) > mine);
+    if (next === undefined) fresh.push(result);
+    else before.set(next.from, [...(before.get(next.from) ?? []), result]);
+  }
+  for (const [from, list] of before) {
+    edits.push({ id: '', from, to: from, text: list.map(render).join(eol + eol) + eol + eol });
+  }
   if (fresh.length > 0) {
     const rest = text.slice(section.contentEnd);
     const closer = section.last
@@ -110,6 +132,22 @@ function findReplacements(
     edits.push({ id: result.id, from, to: block.end, text: render(result) });
   });
   return edits;
+}
+
+/** The result blocks of the section, each from its callout (when it has one), in note order. */
+function resultBlocks(text: string, section: SectionSpan): { id: string; from: number }[] {
+  const out: { id: string; from: number }[] = [];
+  section.blocks.forEach((block, i) => {
+    const fence = block.fence;
+    if (fence === undefined || fence.lang !== 'json' || !fence.closed) return;
+    const id = readResultId(fence.value);
+    if (id === null) return;
+    const prev = section.blocks[i - 1];
+    const callout =
+      prev?.kind === 'blockquote' && CALLOUT_START.test(text.slice(prev.start, prev.start + 40));
+    out.push({ id, from: callout && prev !== undefined ? prev.start : block.start });
+  });
+  return out;
 }
 
 function readResultId(code: string): string | null {

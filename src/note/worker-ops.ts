@@ -7,6 +7,8 @@ import type { ParsedNote } from './types.ts';
 /** A write-back computed in one go: results appended, one owned section set, front-matter keys. */
 export interface WriteBackEdit {
   readonly results: readonly ToolResult[];
+  /** The note's call ids in block order, so results read in block order whenever they came. */
+  readonly order?: readonly string[];
   /** Heading and body of a vaultd section to set (body null removes it). */
   readonly section?: { readonly heading: string; readonly body: string | null };
   readonly frontMatter: Record<string, unknown>;
@@ -26,7 +28,7 @@ export type NoteJobResult = ParsedNote | string;
  * @param edit what to write.
  */
 export function applyWriteBack(text: string, edit: WriteBackEdit): string {
-  let out = edit.results.length > 0 ? appendResults(text, edit.results) : text;
+  let out = edit.results.length > 0 ? appendResults(text, edit.results, edit.order) : text;
   if (edit.section !== undefined)
     out = replaceSection(out, edit.section.heading, edit.section.body);
   return updateFrontMatter(out, edit.frontMatter);

@@ -144,7 +144,22 @@ export async function settleCalls(ctx: PipelineContext, work: NoteWork): Promise
       key = callKey({ id: found.id, explicitId: found.explicitId, argsHash }, work.name);
       if (ctx.ledger.isInFlight(key)) await ctx.ledger.settled(key);
       const history = ctx.ledger.lookup(key);
-      if (history !== undefined && history.status === 'interrupted') {
+      if (
+        history !== undefined &&
+        history.status === 'interrupted' &&
+        !history.written &&
+        history.note === work.key
+      ) {
+        // This very note was being written back with its `interrupted` result when vaultd
+        // stopped again: write that result, as recorded.
+        const recorded = await ctx.ledger.result(key);
+        results.push({
+          order,
+          result: isToolResult(recorded, found.id) ? recorded : interruptedResult(found, effects),
+        });
+        ledgerKeys.add(key);
+        continue;
+      } else if (history !== undefined && history.status === 'interrupted') {
         // Its result was deleted (or left out of a copy): only a human can say whether it acted.
         uncertain = `this call was cut off earlier (in ${history.writtenTo ?? history.note}), so it may or may not have taken effect; approve only if it should run again`;
       } else if (history !== undefined && history.status !== null) {
@@ -682,4 +697,13 @@ function invalidBlockResult(block: InvalidBlock): ToolResult {
       ? `the fenced block at ${where} is not closed; close it with a fence line of at least as many backticks, then move the note back to the inbox`
       : `${block.message} (block at ${where})`,
   });
+}
+
+function isToolResult(value: unknown, id: string): value is ToolResult {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { id?: unknown }).id === id &&
+    typeof (value as { status?: unknown }).status === 'string'
+  );
 }

@@ -67,6 +67,9 @@ export async function writeBack(
   const counts = countResults(parsed, results);
   const edit: WriteBackEdit = {
     results,
+    order: [...parsed.calls, ...parsed.invalid]
+      .sort((a, b) => a.start.offset - b.start.offset)
+      .map((c) => c.id),
     section: {
       heading: APPROVAL_HEADING,
       body:

@@ -109,3 +109,15 @@ test('unserialisable data does not make rendering throw', () => {
   const md = renderResult(makeResult({ data: { big: 10n } }));
   assert.match(md, /"data": null/);
 });
+
+test('a diff in data is shown as a diff block that nothing in it can close or break', () => {
+  const diff = '--- a/x.md\n+++ b/x.md\n@@ -1 +1 @@\n-old\n+new ```` fence\n+## heading\u0000\n';
+  const text = renderResult(
+    makeResult({ id: 'd1', name: 'edit_file', content: 'edited x.md', data: { diff } }),
+  );
+  assert.match(text, /> `{5}diff\n> --- a\/x\.md\n/);
+  assert.match(text, /> \+## heading\\u0000\n/);
+  const parsed = parseNote(`# N\n\n## Tool Results\n\n${text}\n`);
+  assert.deepEqual([...parsed.results.keys()], ['d1']);
+  assert.equal(parsed.calls.length, 0);
+});

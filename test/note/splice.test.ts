@@ -155,3 +155,21 @@ test('applyWriteBack writes results and the owned front-matter keys, keeping the
   assert.equal(note.calls.length, 1);
   assert.deepEqual([...note.results.keys()], [makeResult().id]);
 });
+
+test('a result that comes later still goes in block order among the results already there', () => {
+  const calls = ['a', 'b', 'c'];
+  const first = appendResults('# Note\n', [makeResult({ id: 'b', name: 'search_web' })], calls);
+  const second = appendResults(
+    first,
+    [makeResult({ id: 'c', name: 'search_web' }), makeResult({ id: 'a', name: 'search_web' })],
+    calls,
+  );
+  const ids = [...second.matchAll(/"id": "([abc])"/g)].map((m) => m[1]);
+  assert.deepEqual(ids, ['a', 'b', 'c']);
+  // Each result keeps its callout just above its block.
+  assert.match(
+    second,
+    /\[!success\] search\\_web · a[^]*"id": "a"[^]*\[!success\] search\\_web · b/,
+  );
+  assert.equal(parseNote(second).results.size, 3);
+});
