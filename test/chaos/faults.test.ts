@@ -4,17 +4,21 @@
 // promise: no note lost, no call run twice, nothing stuck once the fault is over. CI runs a short
 // budget; `npm run chaos` runs the full one (CHAOS_ROUNDS, CHAOS_NOTES).
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import {
   callBlock,
+  makeVault,
   note,
   resultsOf,
   startCli,
   startPluginDaemon,
   STATE_FOLDERS,
+  TEST_PLUGIN,
   type DaemonProcess,
   type TempVault,
 } from '../helpers/vault.ts';
@@ -225,5 +229,73 @@ describe('fault injection: a real daemon, real kills', { timeout: 600_000 }, () 
     await waitFor(async () => (await vault.list('Done')).length === 5, { timeoutMs: 30_000 });
     const counts = await starts(sideLog);
     for (let i = 0; i < 5; i++) assert.equal(counts.get(`gone-${i}`), 1, `gone-${i} ran once`);
+  });
+});
+
+describe('fault injection: the disk fills up while calls run', { timeout: 300_000 }, () => {
+  it('defers, keeps every result, runs nothing twice, and finishes once space is back', async (t) => {
+    const vault = await makeVault();
+    const config = await readFile(vault.configPath, 'utf8');
+    // A vault on a 4 MiB tmpfs of its own, so filling it touches nothing else.
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', vault.root]);
+    if (mounted.status !== 0) {
+      await vault.cleanup();
+      t.skip(`cannot mount a tmpfs here (${mounted.stderr.toString().trim()}): needs root`);
+      return;
+    }
+    const outside = await mkdtemp(join(tmpdir(), 'vaultd-full-'));
+    const sideLog = join(outside, 'side-effects.log');
+    let daemon: DaemonProcess | undefined;
+    try {
+      for (const folder of STATE_FOLDERS) await mkdir(join(vault.root, folder));
+      await writeFile(
+        vault.configPath,
+        `${config}plugins:\n  - ${TEST_PLUGIN}\ntools:\n  side_effect:\n    log: ${sideLog}\n`,
+      );
+      daemon = startCli(['run', '--config', vault.configPath]);
+      await daemon.ready();
+      for (let i = 0; i < 6; i++) {
+        await vault.drop(
+          `full-${i}.md`,
+          note('Full', callBlock('side_effect', { label: `full-${i}`, ms: 1500 }, `full-${i}`)),
+        );
+      }
+      await waitFor(async () => ((await starts(sideLog)).size === 6 ? true : undefined), {
+        message: 'all six calls running',
+      });
+      // Fill the disk while the calls run: their results, the ledger and the notes cannot be
+      // written now.
+      const filler = join(vault.root, 'filler.bin');
+      spawnSync('dd', ['if=/dev/zero', `of=${filler}`, 'bs=64k']);
+      await waitFor(() => /ENOSPC|no space/i.test(daemon?.output() ?? ''), {
+        timeoutMs: 30_000,
+        message: 'the daemon met the full disk',
+      });
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      // Nothing was failed for it: every note is still in In_Progress/ (or done before the fill).
+      assert.deepEqual(await vault.list('Failed'), [], 'no note failed because the disk was full');
+      const exited = await Promise.race([daemon.exited, Promise.resolve('running')]);
+      assert.equal(exited, 'running', 'the daemon stays up');
+      await rm(filler);
+      await waitFor(async () => (await vault.list('Done')).length === 6, {
+        timeoutMs: 60_000,
+        message: 'every note done once space is back',
+      });
+      const counts = await starts(sideLog);
+      for (let i = 0; i < 6; i++) {
+        assert.equal(counts.get(`full-${i}`), 1, `full-${i} ran once`);
+        const results = resultsOf(await vault.read('Done', `full-${i}.md`));
+        assert.deepEqual(
+          results.map((r) => r.status),
+          ['success'],
+          `full-${i} has its real result`,
+        );
+      }
+    } finally {
+      await daemon?.stop();
+      spawnSync('umount', [vault.root]);
+      await vault.cleanup();
+      await rm(outside, { recursive: true, force: true });
+    }
   });
 });
