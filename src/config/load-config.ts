@@ -1,5 +1,6 @@
 import { validate as isValidCron } from 'node-cron';
 import { dirname, resolve } from 'node:path';
+import { compilePolicy, parsePolicyRule, PolicyRuleError } from '../approval/policy.ts';
 import type { JsonSchema } from '../protocol/types.ts';
 import { checkFolders } from './check-folders.ts';
 import { ConfigError, quoteValue } from './config-error.ts';
@@ -52,6 +53,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const replayMs = checkDuration('ledger.replay_window', config.ledger.replay_window, problems);
   const retentionMs = checkDuration('ledger.retention', config.ledger.retention, problems);
   problems.push(...checkFolders(config.folders));
+  problems.push(...checkPolicy(config.policy));
   const tools = isMapping(config.tools) ? config.tools : {};
   for (const [name, schema] of Object.entries(options.toolSchemas ?? {})) {
     const section = tools[name] ?? {};
@@ -106,6 +108,38 @@ function checkDuration(key: string, text: unknown, problems: string[]): number {
   if (ms > 0) return ms;
   problems.push(`config key '${key}' must be a duration above zero (got ${quoteValue(text)})`);
   return 0;
+}
+
+/**
+ * Compile the policy rules now, so that a malformed one stops the start (or a reload) with the
+ * rule quoted, instead of surfacing later; every bad rule is reported.
+ */
+function checkPolicy(policy: unknown): string[] {
+  if (!isMapping(policy)) return [];
+  const problems: string[] = [];
+  let malformed = false;
+  for (const list of ['allow', 'ask', 'deny'] as const) {
+    const rules = policy[list];
+    // Not a list, or not strings: the schema reported it.
+    if (rules === undefined) continue;
+    if (!Array.isArray(rules)) return problems;
+    rules.forEach((rule: unknown, index) => {
+      if (typeof rule !== 'string' || rule === '') {
+        malformed = true;
+        return;
+      }
+      const parsed = parsePolicyRule(rule);
+      if (typeof parsed === 'string')
+        problems.push(new PolicyRuleError(list, index, rule, parsed).message);
+    });
+  }
+  if (problems.length > 0 || malformed) return problems;
+  try {
+    compilePolicy(policy);
+  } catch (error) {
+    return [(error as Error).message];
+  }
+  return [];
 }
 
 function checkCron(key: string, expression: unknown): string[] {
