@@ -67,8 +67,12 @@ function program(): Command {
 
   common(cli.command('check'))
     .description('show what would run in the given notes and every problem; runs nothing')
-    .argument('<file...>', 'notes to check')
+    .argument('<path...>', 'notes, or folders to search for .md notes')
     .option('--json', 'print the findings as JSON')
+    .addHelpText(
+      'after',
+      '\nConfig: --config, else $VAULTD_CONFIG, else the nearest vaultd.yaml at or above each note.\nExit codes: 0 no error, 1 an error, 2 a bad path or config.',
+    )
     .action(async (files: string[], opts: CommonOptions & { json?: boolean }) => {
       process.exitCode = await runCheck(files, opts);
     });

@@ -70,7 +70,7 @@ describe('vaultd CLI as a child process', () => {
     );
     const ok = await runCli(['check', '--config', vault.configPath, good]);
     assert.equal(ok.code, 0, ok.stdout + ok.stderr);
-    assert.match(ok.stdout, /good\.md:6:1 +ok +WOULD_RUN +search_web/);
+    assert.match(ok.stdout, /good\.md:6:1: ok WOULD_RUN search_web/);
     const res = await runCli(['check', '--config', vault.configPath, bad, '--json']);
     assert.equal(res.code, 1);
     const findings = JSON.parse(res.stdout) as {
