@@ -30,6 +30,7 @@ type Raw = Record<string, unknown>;
 /**
  * Load, substitute, validate and default the configuration (SPEC section 9).
  * @param options file, vault override, environment and tool schemas; all optional.
+ * `VAULTD_LOG_LEVEL` in the environment, when set, overrides `log.level`.
  * @returns the deep-frozen config; `vault` and `plugins` are absolute paths, resolved against the
  *   config file's folder (the cwd without a file; the `vault` option against the cwd).
  * @throws ConfigError listing every problem, each naming its key and quoting the bad value.
@@ -47,6 +48,15 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   // The checks below read values the schema may have rejected, so each guards its own types:
   // one run reports every problem.
   const config = applyDefaults(data);
+  let logLevel = config.log.level;
+  const levelFromEnv = (options.env ?? process.env)['VAULTD_LOG_LEVEL'];
+  if (levelFromEnv !== undefined && levelFromEnv !== '') {
+    if (LOG_LEVELS.includes(levelFromEnv)) logLevel = levelFromEnv as Config['log']['level'];
+    else
+      problems.push(
+        `environment variable VAULTD_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got ${quoteValue(levelFromEnv)})`,
+      );
+  }
   problems.push(...checkCron('reconcile_cron', config.reconcile_cron));
   problems.push(...checkCron('approval.check_cron', config.approval.check_cron));
   const expireMs = checkDuration('approval.expire_after', config.approval.expire_after, problems);
@@ -74,6 +84,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const loaded: Config = deepFreeze({
     ...config,
     vault,
+    log: { ...config.log, level: logLevel },
     plugins: config.plugins.map((plugin) => resolve(baseDir, plugin)),
     approval: { ...config.approval, expire_after_ms: expireMs },
     ledger: { ...config.ledger, replay_window_ms: replayMs, retention_ms: retentionMs },
@@ -81,6 +92,9 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   ENV_VALUES.set(loaded, [...substituted.envValues]);
   return loaded;
 }
+
+// pino's levels; the schema's `log.level` enum is the same list.
+const LOG_LEVELS: readonly string[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 const ENV_VALUES = new WeakMap<Config, readonly string[]>();
 
