@@ -126,6 +126,18 @@ describe('installing vaultd as the README says, offline, into a temp prefix', ()
     );
     assert.equal(once.code, 0, once.stderr);
     assert.deepEqual(await readdir(join(vault, 'Failed')), ['a.md']);
+
+    // A TypeScript plugin in a folder of its own imports from 'vaultd': the installed one.
+    await mkdir(join(elsewhere, 'my-tools'));
+    await writeFile(
+      join(elsewhere, 'my-tools', 'hello.ts'),
+      "import { defineTool } from 'vaultd';\nexport const hello = defineTool<{ who: string }>({ name: 'hello', description: 'Say hello.', parameters: { who: { type: 'string' } }, required: ['who'], safety: 'safe', handler: (args) => `hello ${args.who}` });\n",
+    );
+    const withPlugin = join(vault, 'with-plugin.yaml');
+    await writeFile(withPlugin, 'vault: .\nplugins: [../my-tools/hello.ts]\n');
+    const tools = await run('vaultd', ['tools', '--config', withPlugin], elsewhere, userEnv);
+    assert.equal(tools.code, 0, tools.stderr);
+    assert.match(tools.stdout, /^ {2}hello +safe +Say hello\./m);
   });
 
   it('the README never tells anyone to run npx vaultd', () => {
