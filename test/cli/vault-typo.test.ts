@@ -13,6 +13,7 @@ describe('a path that is not a vault', () => {
   before(async () => {
     vault = await makeVault();
     scratch = await mkdtemp(join(tmpdir(), 'vaultd-typo-'));
+    await writeFile(join(scratch, 'note.md'), '# a note to check\n');
   });
   after(async () => {
     await vault.cleanup();
@@ -26,12 +27,13 @@ describe('a path that is not a vault', () => {
     ['grants'],
     ['approvals'],
     ['tools'],
-    ['check', 'note.md'],
+    ['check', 'NOTE'],
   ];
   for (const command of commands) {
     it(`${command[0]} --vault with a typo exits 2 in one line and creates nothing`, async () => {
       const typo = `${vault.root}x`;
-      const res = await runCli([...command, '--vault', typo]);
+      const args = command.map((a) => (a === 'NOTE' ? join(scratch, 'note.md') : a));
+      const res = await runCli([...args, '--vault', typo]);
       assert.equal(res.code, 2, res.stdout + res.stderr);
       const lines = res.stderr.trimEnd().split('\n');
       assert.equal(lines.length, 1, res.stderr);
