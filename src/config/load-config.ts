@@ -94,7 +94,15 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
 }
 
 // pino's levels; the schema's `log.level` enum is the same list.
-const LOG_LEVELS: readonly string[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const LOG_LEVELS: readonly string[] = [
+  'fatal',
+  'error',
+  'warn',
+  'info',
+  'debug',
+  'trace',
+  'silent',
+];
 
 const ENV_VALUES = new WeakMap<Config, readonly string[]>();
 
