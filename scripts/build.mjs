@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // Bundles the daemon's TypeScript sources into dist/ with esbuild (the compiler tsx itself uses),
 // so `vaultd` starts in about half the time and memory of compiling through tsx at every start:
-// dist/vaultd.mjs (the CLI and daemon) and dist/note-worker.mjs (the thread that parses large
-// notes). Dependencies stay external. bin/vaultd.js uses the bundle only while it is newer than
+// dist/vaultd.mjs (the CLI and daemon), dist/index.mjs (the public exports, which plugins import
+// as 'vaultd') and dist/note-worker.mjs (the thread that parses large notes). The entries share
+// their modules through chunks, so a plugin's `ToolError` is the daemon's. Dependencies stay
+// external. bin/vaultd.js uses the bundle only while it is newer than
 // every source file, so an edited checkout never runs stale code.
 import { build } from 'esbuild';
 
@@ -10,6 +12,7 @@ const root = new URL('..', import.meta.url).pathname;
 await build({
   entryPoints: {
     vaultd: `${root}src/cli/main.ts`,
+    index: `${root}src/index.ts`,
     'note-worker': `${root}src/note/note-worker.ts`,
   },
   outdir: `${root}dist`,
@@ -17,6 +20,7 @@ await build({
   bundle: true,
   platform: 'node',
   format: 'esm',
+  splitting: true,
   target: 'node20.19',
   packages: 'external',
   sourcemap: 'linked',

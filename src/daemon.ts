@@ -130,6 +130,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   bus.emit('daemon.state', { state: 'starting' });
 
   let started = false;
+  // What was opened so far, closed again (newest first) when the start fails part-way.
+  const opened: (() => unknown)[] = [];
   try {
     await removeStaleTempFiles(layout, logger);
     const inProgressAtStart = await listNotes(layout.inProgress);
@@ -137,6 +139,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       replayWindowMs: config.ledger.replay_window_ms,
       retentionMs: config.ledger.retention_ms,
     });
+    opened.push(() => ledger.close());
     const ledgerUntrusted =
       ledger.damage !== null || (!ledger.existed && inProgressAtStart.length > 0);
     if (ledger.damage !== null) {
@@ -152,6 +155,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     }
     const grants = GrantStore.open(layout.state);
     const requests = await ApprovalRequests.open(layout.state);
+    opened.push(() => requests.close());
     const gate = new ApprovalGate({
       policy,
       grants,
@@ -181,6 +185,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     return daemon;
   } finally {
     if (!started) {
+      await closeAll(opened);
       stopWatchdog();
       await lock.release().catch(() => undefined);
     }
@@ -207,14 +212,40 @@ interface Parts {
   readonly requests: ApprovalRequests;
 }
 
+/**
+ * Start the daemon's parts; when one fails (the HTTP port is taken, a pack cannot start), stop
+ * every part started before it, so that nothing keeps the process alive.
+ */
 async function run(parts: Parts): Promise<Daemon> {
+  const started: (() => unknown)[] = [];
+  try {
+    return await assemble(parts, started);
+  } catch (error) {
+    await closeAll(started);
+    throw error;
+  }
+}
+
+async function closeAll(steps: (() => unknown)[]): Promise<void> {
+  for (const step of steps.reverse()) {
+    try {
+      await step();
+    } catch {
+      // The start failed already: that error is the one to report.
+    }
+  }
+}
+
+async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemon> {
   const { options, registry, logger, layout, lock, bus, ledger, gate, requests } = parts;
   let currentConfig = parts.config;
   const executionLog = new ExecutionLog(layout.logs, {
     onError: (error) => logger.error({ err: error }, 'execution log write failed'),
   });
+  started.push(() => executionLog.close());
   const shutdown = new AbortController();
   const notes = new NoteWorker({ timeoutMs: currentConfig.parse_timeout_ms });
+  started.push(() => notes.close());
   const host =
     options.packs === undefined
       ? undefined
@@ -246,6 +277,8 @@ async function run(parts: Parts): Promise<Daemon> {
   const unsubscribeTools = registry.onChange((change) =>
     bus.emit('tools.changed', { added: [...change.added], removed: [...change.removed] }),
   );
+  started.push(unsubscribeTools);
+  started.push(() => host?.stop());
   await host?.start();
   const conditions = new Conditions((event, condition) => {
     if (event === 'start') logger.error({ condition }, `condition: ${condition.message}`);
@@ -321,6 +354,7 @@ async function run(parts: Parts): Promise<Daemon> {
       logger,
       onNote: (path, kind, event) => queue.add(path, kind, event),
     });
+    started.push(() => watcher?.close());
     await watcher.ready;
   }
 
@@ -357,6 +391,8 @@ async function run(parts: Parts): Promise<Daemon> {
       queue.add(join(layout.root, request.note), 'pending'),
     ),
   });
+  started.push(() => monitor.close());
+  started.push(() => queue.pause());
 
   for (const path of await listNotes(layout.inProgress)) queue.add(path, 'in_progress');
   for (const expired of await requests.expireDue())

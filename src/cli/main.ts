@@ -9,6 +9,8 @@ import { runTools } from './commands/tools.ts';
 import { runGrants, runRevoke } from './commands/grants.ts';
 import { runApprovals, runDecision, type DecideOptions } from './commands/decide.ts';
 import { EXIT } from './exit-codes.ts';
+import { UsageError } from './usage-error.ts';
+import type { ConfigSource } from './vault-check.ts';
 
 /** Options every command takes. */
 export interface CommonOptions {
@@ -22,10 +24,19 @@ export interface CommonOptions {
  * @param options the command's common options.
  */
 export function configFileOf(options: CommonOptions): string | undefined {
-  if (options.config !== undefined) return options.config;
+  return configSourceOf(options)?.file;
+}
+
+/**
+ * The config file a command uses and how it was found (for messages), as {@link configFileOf}.
+ * @param options the command's common options.
+ */
+export function configSourceOf(options: CommonOptions): ConfigSource | undefined {
+  if (options.config !== undefined) return { file: options.config, from: '--config' };
   const fromEnv = process.env['VAULTD_CONFIG'];
-  if (fromEnv) return fromEnv;
-  if (options.vault === undefined && existsSync('vaultd.yaml')) return 'vaultd.yaml';
+  if (fromEnv) return { file: fromEnv, from: '$VAULTD_CONFIG' };
+  if (options.vault === undefined && existsSync('vaultd.yaml'))
+    return { file: 'vaultd.yaml', from: 'found in the current folder' };
   return undefined;
 }
 
@@ -56,8 +67,12 @@ function program(): Command {
 
   common(cli.command('check'))
     .description('show what would run in the given notes and every problem; runs nothing')
-    .argument('<file...>', 'notes to check')
+    .argument('<path...>', 'notes, or folders to search for .md notes')
     .option('--json', 'print the findings as JSON')
+    .addHelpText(
+      'after',
+      '\nConfig: --config, else $VAULTD_CONFIG, else the nearest vaultd.yaml at or above each note.\nExit codes: 0 no error, 1 an error, 2 a bad path or config.',
+    )
     .action(async (files: string[], opts: CommonOptions & { json?: boolean }) => {
       process.exitCode = await runCheck(files, opts);
     });
@@ -88,10 +103,13 @@ function program(): Command {
 
   cli
     .command('init')
-    .description('create a vault: folders, a commented config and TOOLS.md for agents')
-    .argument('[dir]', 'where', '.')
-    .action(async (dir: string) => {
-      process.exitCode = await runInit(dir);
+    .description(
+      'create a vault: folders, a commented config and TOOLS.md for agents (the only command that creates one)',
+    )
+    .argument('[dir]', 'the vault folder (default: the current folder, when empty or a vault)')
+    .option('--config <file>', 'set up the vault this config names; writes no vaultd.yaml into it')
+    .action(async (dir: string | undefined, opts: { config?: string }) => {
+      process.exitCode = await runInit(dir, opts);
     });
 
   const grants = common(cli.command('grants'))
@@ -161,6 +179,11 @@ export async function main(argv: readonly string[]): Promise<void> {
   } catch (error) {
     if (error instanceof CommanderError) {
       process.exitCode = error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      return;
+    }
+    if (error instanceof UsageError) {
+      process.stderr.write(`vaultd: ${error.message}\n`);
+      process.exitCode = EXIT.usage;
       return;
     }
     if (error instanceof ConfigError) {

@@ -1,36 +1,44 @@
-import { basename, extname, isAbsolute, resolve } from 'node:path';
+import { register } from 'node:module';
+import { basename, dirname, extname, isAbsolute, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { defineTool, isDefinedTool } from '../protocol/index.ts';
 import { definePack, isToolPack, type ToolPack } from '../protocol/pack.ts';
 import type { Tool, ToolDefinition } from '../protocol/types.ts';
+import { UsageError } from './usage-error.ts';
 
 /**
  * Load the modules named in config `plugins` as tool packs. A module exports packs (objects with
  * `name` and `start`, see `ToolPack`) and/or tools made with `defineTool`, as its default export
  * (one or an array) and/or as named exports. Each exported tool is a pack of its own, named and
  * configured after the tool (`tools.<tool name>`, checked against the tool's `configSchema`).
- * `.ts` modules work too (tsx's loader is registered on demand).
+ * A plugin may live in any folder: `import … from 'vaultd'` in it resolves to the running vaultd
+ * (its public exports, the very modules the daemon uses, so a thrown `ToolError` is recognised),
+ * and `.ts` and `.js` files in the plugin's folder load as ES modules whatever package.json says
+ * (TypeScript through tsx's loader, registered on demand).
  * @param plugins module paths, relative to `baseDir` unless absolute.
  * @param baseDir the folder relative paths start from.
  * @returns the packs, in module order.
- * @throws Error naming the module when it cannot be loaded or exports neither a pack nor a tool.
+ * @throws UsageError naming the module when it cannot be loaded or exports neither a pack nor a
+ *   tool (exit code 2).
  */
 export async function loadPlugins(
   plugins: readonly string[],
   baseDir: string,
 ): Promise<ToolPack[]> {
   const packs: ToolPack[] = [];
-  if (plugins.some((spec) => /\.[mc]?ts$/.test(spec))) await enableTypeScript();
-  for (const spec of plugins) {
-    const path = isAbsolute(spec) ? spec : resolve(baseDir, spec);
+  if (plugins.some((spec) => /\.[mc]?tsx?$/.test(spec))) await enableTypeScript();
+  const paths = plugins.map((spec) => (isAbsolute(spec) ? spec : resolve(baseDir, spec)));
+  installPluginHooks(paths.map((path) => dirname(path)));
+  for (const [index, spec] of plugins.entries()) {
+    const path = paths[index] as string;
     let mod: Record<string, unknown>;
     try {
       mod = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
     } catch (error) {
-      throw new Error(
-        `plugin ${JSON.stringify(spec)} could not be loaded: ${(error as Error).message}`,
-        { cause: error },
-      );
+      const message = ((error as Error).message ?? String(error)).split('\n')[0] ?? '';
+      throw new UsageError(`plugin ${JSON.stringify(spec)} could not be loaded: ${message}`, {
+        cause: error,
+      });
     }
     const found = new Set<unknown>();
     for (const value of Object.values(mod)) {
@@ -53,7 +61,7 @@ export async function loadPlugins(
       }
     }
     if (packs.length === before)
-      throw new Error(
+      throw new UsageError(
         `plugin ${JSON.stringify(spec)} exports no tool pack and no tool made with defineTool`,
       );
   }
@@ -68,6 +76,45 @@ async function enableTypeScript(): Promise<void> {
   typeScriptEnabled = true;
   const { register } = await import('tsx/esm/api');
   register();
+}
+
+// The public entry of the vaultd that runs now: the sources' index (run through tsx), or the
+// bundle's, which shares its modules with the bundled CLI (esbuild splitting).
+const PUBLIC_ENTRY = import.meta.url.endsWith('.ts')
+  ? new URL('../index.ts', import.meta.url).href
+  : new URL('./index.mjs', import.meta.url).href;
+
+// Module hooks (they run on the loader thread, so they are plain JavaScript): `vaultd` resolves
+// to the running vaultd, and .ts/.js/.tsx files under a plugin folder (outside node_modules) are
+// ES modules. Without them a plugin outside the checkout cannot find 'vaultd', and a .ts file
+// with no package.json around it is taken for CommonJS.
+const HOOKS = `
+let target;
+let roots = [];
+export function initialize(data) { target = data.target; roots = data.roots; }
+const inRoots = (url) => url.startsWith('file:') && !url.includes('/node_modules/') &&
+  /\\.(ts|tsx|js|mts|mjs)$/.test(url) && roots.some((root) => url.startsWith(root));
+export async function resolve(specifier, context, next) {
+  if (specifier === 'vaultd') return { url: target, format: 'module', shortCircuit: true };
+  const resolved = await next(specifier, context);
+  return inRoots(resolved.url) ? { ...resolved, format: 'module' } : resolved;
+}
+export async function load(url, context, next) {
+  return next(url, inRoots(url) ? { ...context, format: 'module' } : context);
+}
+`;
+const hookedRoots = new Set<string>();
+
+function installPluginHooks(folders: readonly string[]): void {
+  const roots = [...new Set(folders)]
+    .map((folder) => pathToFileURL(folder.endsWith(sep) ? folder : `${folder}${sep}`).href)
+    .filter((root) => !hookedRoots.has(root));
+  if (roots.length === 0) return;
+  for (const root of roots) hookedRoots.add(root);
+  register(`data:text/javascript,${encodeURIComponent(HOOKS)}`, {
+    parentURL: import.meta.url,
+    data: { target: PUBLIC_ENTRY, roots },
+  });
 }
 
 // A plugin made with another copy of vaultd's protocol module (the bundled daemon loading a

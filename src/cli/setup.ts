@@ -6,7 +6,8 @@ import { ToolRegistry } from '../protocol/index.ts';
 import { withPack } from '../protocol/define-tool.ts';
 import { BUILTIN_PACKS } from '../tools/index.ts';
 import { checkToolSections, packConfigSchemas } from '../tools/host.ts';
-import { configFileOf, type CommonOptions } from './main.ts';
+import { configSourceOf, type CommonOptions } from './main.ts';
+import { assertVault } from './vault-check.ts';
 import { loadPlugins } from './plugins.ts';
 
 /** The config, every tool pack (built-in and plugins), and a registry of their static tools. */
@@ -21,10 +22,16 @@ export interface Setup {
  * Load the config, the plugins it names, and check every `tools.<pack>` section against its
  * pack's schema (plugins' included), applying defaults.
  * @param options the command's `--vault` and `--config`.
+ * @param check `requireVault` (default true): refuse a vault path that is not a vault yet.
  * @throws ConfigError for a bad config (exit code 2).
+ * @throws UsageError when the vault is not one (exit code 2).
  */
-export async function loadSetup(options: CommonOptions): Promise<Setup> {
-  const file = configFileOf(options);
+export async function loadSetup(
+  options: CommonOptions,
+  check: { requireVault?: boolean } = {},
+): Promise<Setup> {
+  const source = configSourceOf(options);
+  const file = source?.file;
   const base = {
     ...(file === undefined ? {} : { file }),
     ...(options.vault === undefined ? {} : { vault: options.vault }),
@@ -32,6 +39,7 @@ export async function loadSetup(options: CommonOptions): Promise<Setup> {
   // Plugins are named by the config and configured by it: a first load finds them, a second one
   // checks every section, theirs included.
   const first = loadConfig({ ...base, toolSchemas: packConfigSchemas(BUILTIN_PACKS) });
+  if (check.requireVault !== false) assertVault(first, options.vault, source);
   const plugins = await loadPlugins(first.plugins, process.cwd());
   const packs = [...BUILTIN_PACKS, ...plugins];
   const config =

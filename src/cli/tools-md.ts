@@ -34,18 +34,23 @@ export function renderToolsMarkdown(tools: readonly Tool[]): string {
       tool.description.trim(),
       '',
     );
-    lines.push('| parameter | type | required | description |', '| --- | --- | --- | --- |');
+    lines.push(
+      '| parameter | type | required | default | description |',
+      '| --- | --- | --- | --- | --- |',
+    );
     for (const [name, schema] of Object.entries(tool.parameters)) {
       const type = Array.isArray(schema['enum'])
         ? (schema['enum'] as unknown[]).map((v) => `\`${String(v)}\``).join(' \\| ')
         : String(schema['type'] ?? 'any');
-      const extra =
-        schema['default'] === undefined ? '' : ` Default ${JSON.stringify(schema['default'])}.`;
+      const fallback =
+        schema['default'] === undefined
+          ? ''
+          : `\`${JSON.stringify(schema['default']).replace(/\|/g, '\\|')}\``;
       const description = String(schema['description'] ?? '')
         .replace(/\|/g, '\\|')
         .replace(/\n/g, ' ');
       lines.push(
-        `| \`${name}\` | ${type} | ${tool.required.includes(name) ? 'yes' : 'no'} | ${description}${extra} |`,
+        `| \`${name}\` | ${type} | ${tool.required.includes(name) ? 'yes' : 'no'} | ${fallback} | ${description} |`,
       );
     }
     lines.push('');

@@ -1,5 +1,6 @@
 import { validate as isValidCron } from 'node-cron';
 import { dirname, resolve } from 'node:path';
+import { compilePolicy, parsePolicyRule, PolicyRuleError } from '../approval/policy.ts';
 import type { JsonSchema } from '../protocol/types.ts';
 import { checkFolders } from './check-folders.ts';
 import { ConfigError, quoteValue } from './config-error.ts';
@@ -29,6 +30,7 @@ type Raw = Record<string, unknown>;
 /**
  * Load, substitute, validate and default the configuration (SPEC section 9).
  * @param options file, vault override, environment and tool schemas; all optional.
+ * `VAULTD_LOG_LEVEL` in the environment, when set, overrides `log.level`.
  * @returns the deep-frozen config; `vault` and `plugins` are absolute paths, resolved against the
  *   config file's folder (the cwd without a file; the `vault` option against the cwd).
  * @throws ConfigError listing every problem, each naming its key and quoting the bad value.
@@ -46,12 +48,22 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   // The checks below read values the schema may have rejected, so each guards its own types:
   // one run reports every problem.
   const config = applyDefaults(data);
+  let logLevel = config.log.level;
+  const levelFromEnv = (options.env ?? process.env)['VAULTD_LOG_LEVEL'];
+  if (levelFromEnv !== undefined && levelFromEnv !== '') {
+    if (LOG_LEVELS.includes(levelFromEnv)) logLevel = levelFromEnv as Config['log']['level'];
+    else
+      problems.push(
+        `environment variable VAULTD_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got ${quoteValue(levelFromEnv)})`,
+      );
+  }
   problems.push(...checkCron('reconcile_cron', config.reconcile_cron));
   problems.push(...checkCron('approval.check_cron', config.approval.check_cron));
   const expireMs = checkDuration('approval.expire_after', config.approval.expire_after, problems);
   const replayMs = checkDuration('ledger.replay_window', config.ledger.replay_window, problems);
   const retentionMs = checkDuration('ledger.retention', config.ledger.retention, problems);
   problems.push(...checkFolders(config.folders));
+  problems.push(...checkPolicy(config.policy));
   const tools = isMapping(config.tools) ? config.tools : {};
   for (const [name, schema] of Object.entries(options.toolSchemas ?? {})) {
     const section = tools[name] ?? {};
@@ -72,6 +84,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const loaded: Config = deepFreeze({
     ...config,
     vault,
+    log: { ...config.log, level: logLevel },
     plugins: config.plugins.map((plugin) => resolve(baseDir, plugin)),
     approval: { ...config.approval, expire_after_ms: expireMs },
     ledger: { ...config.ledger, replay_window_ms: replayMs, retention_ms: retentionMs },
@@ -79,6 +92,17 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   ENV_VALUES.set(loaded, [...substituted.envValues]);
   return loaded;
 }
+
+// pino's levels; the schema's `log.level` enum is the same list.
+const LOG_LEVELS: readonly string[] = [
+  'fatal',
+  'error',
+  'warn',
+  'info',
+  'debug',
+  'trace',
+  'silent',
+];
 
 const ENV_VALUES = new WeakMap<Config, readonly string[]>();
 
@@ -106,6 +130,38 @@ function checkDuration(key: string, text: unknown, problems: string[]): number {
   if (ms > 0) return ms;
   problems.push(`config key '${key}' must be a duration above zero (got ${quoteValue(text)})`);
   return 0;
+}
+
+/**
+ * Compile the policy rules now, so that a malformed one stops the start (or a reload) with the
+ * rule quoted, instead of surfacing later; every bad rule is reported.
+ */
+function checkPolicy(policy: unknown): string[] {
+  if (!isMapping(policy)) return [];
+  const problems: string[] = [];
+  let malformed = false;
+  for (const list of ['allow', 'ask', 'deny'] as const) {
+    const rules = policy[list];
+    // Not a list, or not strings: the schema reported it.
+    if (rules === undefined) continue;
+    if (!Array.isArray(rules)) return problems;
+    rules.forEach((rule: unknown, index) => {
+      if (typeof rule !== 'string' || rule === '') {
+        malformed = true;
+        return;
+      }
+      const parsed = parsePolicyRule(rule);
+      if (typeof parsed === 'string')
+        problems.push(new PolicyRuleError(list, index, rule, parsed).message);
+    });
+  }
+  if (problems.length > 0 || malformed) return problems;
+  try {
+    compilePolicy(policy);
+  } catch (error) {
+    return [(error as Error).message];
+  }
+  return [];
 }
 
 function checkCron(key: string, expression: unknown): string[] {

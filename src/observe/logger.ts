@@ -7,18 +7,21 @@ import { pino, type Logger, type LoggerOptions } from 'pino';
  * @param level pino level; defaults to `info`, or `VAULTD_LOG_LEVEL` when set.
  * @param destination file descriptor to write to; defaults to 1 (stdout).
  * @param redact applied to every line before it is written (secrets out of messages and errors).
+ * @param around when given, lines are written synchronously inside it (a progress bar on the same
+ *   terminal clears its line first and draws itself again after).
  */
 export function createLogger(
   level?: string,
   destination = 1,
   redact?: (line: string) => string,
+  around?: (write: () => void) => void,
 ): Logger {
   const options: LoggerOptions = {
     level: level ?? process.env['VAULTD_LOG_LEVEL'] ?? 'info',
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
   };
-  const stream = pino.destination({ dest: destination, sync: false });
+  const stream = pino.destination({ dest: destination, sync: around !== undefined });
   // A hard exit (a second signal) would drop what is still buffered.
   process.once('exit', () => {
     try {
@@ -27,9 +30,14 @@ export function createLogger(
       // Nothing more can be done for a log line at exit: stdout is gone.
     }
   });
-  if (redact === undefined) return pino(options, stream);
+  if (redact === undefined && around === undefined) return pino(options, stream);
   // Every line, messages, error messages and stacks included, goes through the redactor.
-  return pino(options, { write: (line: string) => stream.write(redact(line)) });
+  const clean = redact ?? ((line: string) => line);
+  const write =
+    around === undefined
+      ? (line: string) => stream.write(clean(line))
+      : (line: string) => around(() => stream.write(clean(line)));
+  return pino(options, { write });
 }
 
 /** A logger that drops everything, for library use and tests. */

@@ -43,6 +43,10 @@ export const DURATION_BUCKETS: readonly number[] = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
 ];
 
+// Results whose tool is not a registered one (a made-up name, a block whose JSON or shape could
+// not be read) share one label: the name is the agent's, or a placeholder.
+const NO_TOOL_CODES = new Set(['UNKNOWN_TOOL', 'INVALID_JSON', 'INVALID_CALL']);
+
 /**
  * Create the daemon's Prometheus metrics on a registry of their own, fed by the event bus and,
  * for gauges, read from `sources` at scrape time.
@@ -154,7 +158,7 @@ export function createMetrics(
   };
 
   const offResult = bus.on('tool.result', ({ tool, result }) => {
-    const label = toolLabel(tool, result.error?.code === 'UNKNOWN_TOOL');
+    const label = toolLabel(tool, NO_TOOL_CODES.has(result.error?.code ?? ''));
     calls.inc({ tool: label, status: result.status });
     const ms = result.metadata.execution_time_ms;
     if (Number.isFinite(ms) && ms >= 0) duration.observe({ tool: label }, ms / 1000);

@@ -162,29 +162,37 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
       },
       { logger },
     );
-    server = await startHttpServer({
-      host: config.http.host,
-      port: config.http.port as number,
-      bus,
-      metrics,
-      logger,
-      allowedHosts: config.http.allowed_hosts,
-      allowedOrigins: config.http.allowed_origins,
-      maxConnections: config.http.max_connections,
-      ...apiToken(config.http.api_token_env),
-      ...(options.approvals === undefined ? {} : { approvals: options.approvals }),
-      health: () => {
-        const conditions = options.conditions?.() ?? [];
-        return {
-          ready: options.isReady() && conditions.length === 0,
-          watching: options.isWatching(),
-          queue_depth: options.queueDepth(),
-          state: conditions.length > 0 ? 'degraded' : state,
-          notes: snapshot.notes,
-          conditions,
-        };
-      },
-    });
+    try {
+      server = await startHttpServer({
+        host: config.http.host,
+        port: config.http.port as number,
+        bus,
+        metrics,
+        logger,
+        allowedHosts: config.http.allowed_hosts,
+        allowedOrigins: config.http.allowed_origins,
+        maxConnections: config.http.max_connections,
+        ...apiToken(config.http.api_token_env),
+        ...(options.approvals === undefined ? {} : { approvals: options.approvals }),
+        health: () => {
+          const conditions = options.conditions?.() ?? [];
+          return {
+            ready: options.isReady() && conditions.length === 0,
+            watching: options.isWatching(),
+            queue_depth: options.queueDepth(),
+            state: conditions.length > 0 ? 'degraded' : state,
+            notes: snapshot.notes,
+            conditions,
+          };
+        },
+      });
+    } catch (error) {
+      // Nothing of the monitor may outlive a failed start.
+      clearInterval(timer);
+      unsubscribe();
+      metrics.close();
+      throw error;
+    }
     logger.info({ url: server.url }, 'HTTP listener: /health /metrics /events');
   }
 

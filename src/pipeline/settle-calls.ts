@@ -657,8 +657,11 @@ function folderOf(ctx: PipelineContext, kind: FolderKind): string {
  * Whether a call that already has a result in the note runs again: an error or rejection whose
  * call now has other parameters than the result was for (the agent fixed it). A success never
  * runs twice; an interrupted call never runs again without a human (its history says so).
+ * `vaultd check` says the same.
+ * @param previous the result in the note: its status and arguments hash.
+ * @param args the call's arguments as written now.
  */
-function mayRunAgain(
+export function mayRunAgain(
   previous: {
     readonly status: string;
     readonly argsHash?: string | undefined;

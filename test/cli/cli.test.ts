@@ -40,6 +40,13 @@ describe('vaultd CLI as a child process', () => {
       assert.match(tools, /## search_web/);
       assert.match(tools, /## send_notification/);
       assert.match(tools, /\| `query` \| string \| yes \|/);
+      // A default is said once, in its own column.
+      assert.match(tools, /\| parameter \| type \| required \| default \| description \|/);
+      assert.match(
+        tools,
+        /\| `num_results` \| integer \| no \| `5` \| How many hits to return, 1 to 20\. \|/,
+      );
+      assert.doesNotMatch(tools, /[Dd]efault 5/);
       // The written config is valid: status reads it.
       const status = await runCli(['status', '--config', join(dir, 'vaultd.yaml'), '--json']);
       assert.equal(status.code, 0, status.stderr);
@@ -63,7 +70,7 @@ describe('vaultd CLI as a child process', () => {
     );
     const ok = await runCli(['check', '--config', vault.configPath, good]);
     assert.equal(ok.code, 0, ok.stdout + ok.stderr);
-    assert.match(ok.stdout, /good\.md:6:1 +ok +WOULD_RUN +search_web/);
+    assert.match(ok.stdout, /good\.md:6:1: ok WOULD_RUN search_web/);
     const res = await runCli(['check', '--config', vault.configPath, bad, '--json']);
     assert.equal(res.code, 1);
     const findings = JSON.parse(res.stdout) as {

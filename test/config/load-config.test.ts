@@ -492,3 +492,20 @@ describe('shipped config', () => {
     assert.equal(loadConfig({ file, env: {} }).vault, dir);
   });
 });
+
+describe('VAULTD_LOG_LEVEL', () => {
+  it('overrides log.level when set, and is ignored when empty', async () => {
+    assert.equal(
+      (await load('log: {level: warn}', { VAULTD_LOG_LEVEL: 'debug' })).log.level,
+      'debug',
+    );
+    assert.equal((await load('log: {level: warn}', { VAULTD_LOG_LEVEL: '' })).log.level, 'warn');
+    assert.equal((await load('')).log.level, 'info');
+  });
+
+  it('an invalid level is a config problem quoting the value', async () => {
+    const problems = await problemsOf('', { VAULTD_LOG_LEVEL: 'loud' });
+    assert.equal(problems.length, 1);
+    assert.match(problems[0] as string, /VAULTD_LOG_LEVEL must be one of .* \(got 'loud'\)/);
+  });
+});

@@ -148,13 +148,19 @@ export function startCli(args: readonly string[], env: Record<string, string> = 
   };
 }
 
-/** Run the CLI to completion; resolves with its exit code and output. */
+/**
+ * Run the CLI to completion; resolves with its exit code and output.
+ * @param args CLI arguments.
+ * @param env extra environment.
+ * @param options `cwd`: the folder it runs in (default: the repository root).
+ */
 export async function runCli(
   args: readonly string[],
   env: Record<string, string> = {},
+  options: { cwd?: string } = {},
 ): Promise<{ code: number | string; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [BIN, ...args], {
-    cwd: ROOT,
+    cwd: options.cwd ?? ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -25,7 +25,7 @@ export function makeResult(
   tool: string,
   status: ToolResult['status'],
   ms: number,
-  code?: 'UNKNOWN_TOOL' | 'TIMEOUT',
+  code?: 'UNKNOWN_TOOL' | 'TIMEOUT' | 'INVALID_JSON' | 'INVALID_CALL',
 ): ToolResult {
   return {
     id: `call_${tool}_${ms}`,

@@ -17,7 +17,7 @@ function emitResult(
   tool: string,
   status: 'success' | 'error',
   ms: number,
-  code?: 'UNKNOWN_TOOL',
+  code?: 'UNKNOWN_TOOL' | 'INVALID_JSON' | 'INVALID_CALL',
 ): void {
   bus.emit('tool.result', {
     note: 'n.md',
@@ -113,11 +113,13 @@ describe('createMetrics', () => {
     );
   });
 
-  it('bounds the tool label: unknown tools share one label and names beyond the cap count as _other', async () => {
+  it('bounds the tool label: unknown tools and unreadable calls share one label and names beyond the cap count as _other', async () => {
     const bus = new EventBus();
     const metrics = createMetrics(bus, sources(), { defaultMetrics: false, maxToolLabels: 2 });
     emitResult(bus, 'no_such_tool', 'error', 1, 'UNKNOWN_TOOL');
     emitResult(bus, 'made_up', 'error', 1, 'UNKNOWN_TOOL');
+    emitResult(bus, 'unknown', 'error', 1, 'INVALID_JSON');
+    emitResult(bus, 'some_tool', 'error', 1, 'INVALID_CALL');
     emitResult(bus, 'a', 'success', 1);
     emitResult(bus, 'b', 'success', 1);
     emitResult(bus, 'c', 'success', 1);
@@ -129,7 +131,7 @@ describe('createMetrics', () => {
     assert.deepEqual([...tools].sort(), ['_other', '_unknown', 'a', 'b']);
     assert.equal(
       sampleValue(samples, 'vaultd_tool_calls_total', { tool: '_unknown', status: 'error' }),
-      2,
+      4,
     );
     assert.equal(
       sampleValue(samples, 'vaultd_tool_calls_total', { tool: 'a', status: 'success' }),

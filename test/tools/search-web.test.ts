@@ -41,7 +41,7 @@ describe('search_web declaration', () => {
       minimum: 1,
       maximum: 20,
       default: 5,
-      description: 'How many hits to return, 1 to 20 (default 5).',
+      description: 'How many hits to return, 1 to 20.',
     });
     assert.ok(searchWeb.configSchema);
   });

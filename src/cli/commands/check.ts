@@ -1,13 +1,18 @@
-import { relative } from 'node:path';
-import { compilePolicy, decideCall, GrantStore, readAllowedTools } from '../../approval/index.ts';
-import { ConfigError } from '../../config/index.ts';
+import { existsSync, statSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { dirname, join, relative, resolve } from 'node:path';
+import { ApprovalGate, readAllowedTools } from '../../approval/index.ts';
 import { Executor } from '../../execute/index.ts';
-import { parseNote, readFrontMatter } from '../../note/index.ts';
+import { OWNED_HEADINGS, parseNote } from '../../note/index.ts';
+import { mayRunAgain } from '../../pipeline/settle-calls.ts';
 import { readNote } from '../../pipeline/read-note.ts';
-import type { ToolRegistry } from '../../protocol/index.ts';
+import { effectsOf } from '../../protocol/effects.ts';
+import { hashArguments } from '../../protocol/hash-arguments.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { CommonOptions } from '../main.ts';
+import { startPackSession, type PackSession } from '../pack-session.ts';
 import { builtinRegistry, loadSetup } from '../setup.ts';
+import { UsageError } from '../usage-error.ts';
 
 /** One line of `vaultd check`'s report. */
 export interface CheckFinding {
@@ -21,164 +26,370 @@ export interface CheckFinding {
   readonly tool?: string;
 }
 
+/** What a note is checked against: the tools, the gate, and the note size cap. */
+export interface CheckContext {
+  readonly executor: Executor;
+  readonly gate: ApprovalGate;
+  readonly maxBytes: number;
+}
+
 const DEFAULT_MAX_BYTES = 5 * 1024 * 1024;
+// Info strings an agent may write for a call that vaultd never reads as one.
+const NEAR_MISS_INFO = new Set(['toolcall', 'tool-call', 'tool_call', 'jsonc', 'json5', 'jsonl']);
 
 /**
- * Find every call in the notes and say what would happen to it, without running anything.
- * @param files paths of notes.
- * @param registry the tools.
- * @param policyContext policy and grants when a config was given.
+ * Find every call in one note and say what would happen to it, without running anything: the
+ * same validation, normalisation, effects and gate decision (policy, grants, `allowed_tools`)
+ * as the pipeline's, plus warnings for blocks vaultd would not read as calls.
+ * @param path the note.
+ * @param file how to name it in findings.
+ * @param context the executor and gate to check against.
  */
-export async function checkNotes(
-  files: readonly string[],
-  registry: ToolRegistry,
-  policyContext?: {
-    policy: ReturnType<typeof compilePolicy>;
-    grants: GrantStore;
-    maxBytes: number;
-  },
+export async function checkNote(
+  path: string,
+  file: string,
+  context: CheckContext,
 ): Promise<CheckFinding[]> {
-  const executor = new Executor(registry, {});
   const findings: CheckFinding[] = [];
-  for (const path of files) {
-    const rel = relative(process.cwd(), path);
-    const file = rel === '' || rel.startsWith('..') ? path : rel;
-    const at = (
-      line: number,
-      column: number,
-      severity: CheckFinding['severity'],
-      code: string,
-      message: string,
-      extra: Partial<CheckFinding> = {},
-    ): void => {
-      findings.push({ file, line, column, severity, code, message, ...extra });
-    };
-    const read = await readNote(path, policyContext?.maxBytes ?? DEFAULT_MAX_BYTES);
-    if (read.kind === 'gone') {
-      at(0, 0, 'error', 'ENOENT', 'no such file');
-      continue;
-    }
-    if (read.kind !== 'text') {
-      const code =
-        read.kind === 'too_large'
-          ? 'NOTE_TOO_LARGE'
-          : read.kind === 'not_a_file'
-            ? 'NOT_A_FILE'
-            : 'NOTE_NOT_TEXT';
-      at(1, 1, 'error', code, `cannot check this file: ${read.kind.replace('_', ' ')}`);
-      continue;
-    }
-    const front = readFrontMatter(read.text);
-    for (const d of front.diagnostics)
-      at(d.start.line, d.start.column, d.severity, String(d.code), d.message);
-    const parsed = parseNote(read.text);
-    for (const d of parsed.diagnostics) {
+  const at = (
+    line: number,
+    column: number,
+    severity: CheckFinding['severity'],
+    code: string,
+    message: string,
+    extra: Partial<CheckFinding> = {},
+  ): void => {
+    findings.push({ file, line, column, severity, code, message, ...extra });
+  };
+  const read = await readNote(path, context.maxBytes);
+  if (read.kind === 'gone') {
+    at(1, 1, 'error', 'ENOENT', 'no such file');
+    return findings;
+  }
+  if (read.kind !== 'text') {
+    const code =
+      read.kind === 'too_large'
+        ? 'NOTE_TOO_LARGE'
+        : read.kind === 'not_a_file'
+          ? 'NOT_A_FILE'
+          : 'NOTE_NOT_TEXT';
+    at(1, 1, 'error', code, `cannot check this file: ${read.kind.replace('_', ' ')}`);
+    return findings;
+  }
+  const parsed = parseNote(read.text);
+  // A broken front-matter is one problem for the agent, however many errors YAML finds in it.
+  const yamlErrors = parsed.diagnostics.filter((d) => d.code === 'invalid-front-matter');
+  for (const d of parsed.diagnostics) {
+    if (d.code === 'invalid-front-matter' && d !== yamlErrors[0]) continue;
+    const more =
+      d === yamlErrors[0] && yamlErrors.length > 1
+        ? ` (${yamlErrors.length - 1} more YAML error(s) after it)`
+        : '';
+    at(
+      d.start.line,
+      d.start.column,
+      d.severity,
+      String(d.code),
+      `${d.message}${more}`,
+      d.callId === undefined ? {} : { callId: d.callId },
+    );
+  }
+  findings.push(...nearMisses(read.text, parsed.frontMatter?.end ?? 0, file));
+
+  const unsupported = parsed.diagnostics.find((d) => d.code === 'UNSUPPORTED_FRONT_MATTER');
+  const allowed = readAllowedTools(parsed.data['allowed_tools']);
+  if (allowed.problem !== undefined && unsupported === undefined)
+    at(1, 1, 'error', 'INVALID_ALLOWED_TOOLS', allowed.problem);
+  for (const call of parsed.calls) {
+    const where = [call.start.line, call.start.column] as const;
+    const extra = { callId: call.id, tool: call.name };
+    const label = `${call.name} (${call.id})`;
+    if (unsupported !== undefined) {
+      // The pipeline runs nothing in such a note: its allowed_tools cannot be read.
       at(
-        d.start.line,
-        d.start.column,
-        d.severity,
-        String(d.code),
-        d.message,
-        d.callId === undefined ? {} : { callId: d.callId },
+        ...where,
+        'error',
+        'UNSUPPORTED_FRONT_MATTER',
+        `${label} would not run: ${unsupported.message}`,
+        extra,
       );
+      continue;
     }
-    const allowed = front.data['allowed_tools'];
-    for (const call of parsed.calls) {
-      const where = [call.start.line, call.start.column] as const;
-      const extra = { callId: call.id, tool: call.name };
-      if (parsed.results.has(call.id)) {
-        at(
-          ...where,
-          'ok',
-          'HAS_RESULT',
-          `${call.name} (${call.id}) already has a result; it will not run again`,
-          extra,
-        );
-        continue;
-      }
-      const checked = executor.check({ id: call.id, name: call.name, arguments: call.arguments });
-      if (!checked.ok) {
-        at(...where, 'error', checked.error.code, checked.error.message, extra);
-        continue;
-      }
-      if (policyContext === undefined) {
-        const verb = checked.tool.safety === 'dangerous' ? 'would ask a human first' : 'would run';
-        at(
-          ...where,
-          'ok',
-          'WOULD_RUN',
-          `${call.name} (${call.id}) [${checked.tool.safety}] ${verb}`,
-          extra,
-        );
-        continue;
-      }
-      const verdict = decideCall({
-        call: { name: call.name, arguments: checked.args },
-        tool: checked.tool,
-        policy: policyContext.policy,
-        grants: policyContext.grants,
-        allowedTools: readAllowedTools(allowed).allowed,
-      });
-      if (verdict.action === 'deny')
-        at(...where, 'error', 'PERMISSION_DENIED', verdict.message, extra);
-      else if (verdict.action === 'ask')
-        at(
-          ...where,
-          'ok',
-          'WOULD_ASK',
-          `${call.name} (${call.id}) [${checked.tool.safety}] would ask a human first: ${verdict.reason}`,
-          extra,
-        );
-      else
-        at(
-          ...where,
-          'ok',
-          'WOULD_RUN',
-          `${call.name} (${call.id}) [${checked.tool.safety}] would run (${verdict.approvedBy})`,
-          extra,
-        );
+    const previous = parsed.results.get(call.id);
+    const again = previous !== undefined && mayRunAgain(previous, call.arguments);
+    if (previous !== undefined && !again) {
+      at(
+        ...where,
+        'ok',
+        'HAS_RESULT',
+        `${label} already has a result (${previous.status}); it will not run again`,
+        extra,
+      );
+      continue;
+    }
+    const checked = context.executor.check({
+      id: call.id,
+      name: call.name,
+      arguments: call.arguments,
+    });
+    if (!checked.ok) {
+      at(...where, 'error', checked.error.code, checked.error.message, extra);
+      continue;
+    }
+    const { tool, args } = checked;
+    const effects = await effectsOf(tool, args, await context.executor.facts(tool));
+    const verdict = context.gate.evaluate({
+      id: call.id,
+      name: tool.name,
+      arguments: args,
+      argsHash: hashArguments(args),
+      safety: effects.safety,
+      effects,
+      allowedTools: allowed.allowed,
+    });
+    const rerun = again ? ' again (its parameters changed since its error result)' : '';
+    if (verdict.action === 'deny') {
+      at(...where, 'error', 'PERMISSION_DENIED', verdict.message, extra);
+    } else if (verdict.action === 'ask') {
+      at(
+        ...where,
+        'ok',
+        'WOULD_ASK',
+        `${label} [${effects.safety}] would ask a human first${rerun}: ${verdict.reason}`,
+        extra,
+      );
+    } else {
+      const by = verdict.auth.rule === null ? verdict.auth.approvedBy : verdict.auth.rule;
+      at(
+        ...where,
+        'ok',
+        'WOULD_RUN',
+        `${label} [${effects.safety}] would run${rerun} (${by})`,
+        extra,
+      );
     }
   }
   return findings;
 }
 
 /**
- * `vaultd check FILE…`: print findings as `file:line:column severity code message`; exit 1 when
- * any is an error.
- * @param files the notes.
+ * Fenced blocks an agent meant as calls that vaultd does not read as calls: an info string like
+ * `toolcall` or `jsonc`, or a `tool_call` key in a fence that is not `json`. vaultd's own sections
+ * are skipped.
+ */
+function nearMisses(text: string, from: number, file: string): CheckFinding[] {
+  const found: CheckFinding[] = [];
+  const lines = text.split('\n');
+  let line = text.slice(0, from).split('\n').length - 1;
+  let fence: { char: string; length: number; info: string; line: number; column: number } | null =
+    null;
+  let body = '';
+  for (; line < lines.length; line++) {
+    const raw = (lines[line] ?? '').replace(/\r$/, '');
+    // Block quotes and callouts hold calls too: look past their markers.
+    const quote = /^(?: {0,3}> ?)*/.exec(raw)?.[0] ?? '';
+    const content = raw.slice(quote.length);
+    if (fence === null) {
+      const heading = /^ {0,3}##\s+(.*?)\s*#*\s*$/.exec(content);
+      if (heading !== null && OWNED_HEADINGS.includes(heading[1] ?? '')) break;
+      const open = /^( {0,3})(`{3,}|~{3,})\s*([^\s`]*)/.exec(content);
+      if (open === null) continue;
+      const marks = open[2] ?? '';
+      fence = {
+        char: marks[0] ?? '`',
+        length: marks.length,
+        info: (open[3] ?? '').toLowerCase(),
+        line: line + 1,
+        column: quote.length + (open[1] ?? '').length + 1,
+      };
+      body = '';
+      continue;
+    }
+    const close = new RegExp(`^ {0,3}${fence.char === '`' ? '`' : '~'}{${fence.length},}\\s*$`);
+    if (!close.test(content)) {
+      body += `${content}\n`;
+      continue;
+    }
+    const { info } = fence;
+    const mentionsCall = /"tool_call"\s*:/.test(body);
+    if (NEAR_MISS_INFO.has(info)) {
+      found.push({
+        file,
+        line: fence.line,
+        column: fence.column,
+        severity: 'warning',
+        code: 'NOT_A_CALL_FENCE',
+        message: `a block fenced as "${info}" is never run: write the call in a block fenced as json`,
+      });
+    } else if (info !== 'json' && mentionsCall) {
+      found.push({
+        file,
+        line: fence.line,
+        column: fence.column,
+        severity: 'warning',
+        code: 'NOT_A_CALL_FENCE',
+        message: `this block has a tool_call but is fenced as "${info === '' ? '(no language)' : info}", so it is never run: fence it as json if it is a call`,
+      });
+    }
+    fence = null;
+  }
+  return found;
+}
+
+/**
+ * Expand the arguments of `vaultd check` into notes: files as given, folders searched for `.md`
+ * files (dot folders such as `.obsidian/` and `.vaultd/` skipped), in sorted order.
+ * @param paths files and folders.
+ * @throws UsageError naming a path that does not exist.
+ */
+export async function collectNotes(paths: readonly string[]): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    );
+    for (const entry of entries) {
+      if (entry.name.startsWith('.')) continue;
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) await walk(path);
+      else if (entry.isFile() && entry.name.endsWith('.md')) out.push(path);
+    }
+  };
+  for (const given of paths) {
+    const path = resolve(given);
+    let isDir: boolean;
+    try {
+      isDir = statSync(path).isDirectory();
+    } catch {
+      throw new UsageError(`check: ${given}: no such file or folder`);
+    }
+    if (isDir) await walk(path);
+    else out.push(path);
+  }
+  return [...new Set(out)];
+}
+
+/**
+ * The config file that applies to a note when neither `--config` nor `$VAULTD_CONFIG` is given:
+ * the nearest `vaultd.yaml` in the note's folder or above it, as `vaultd init` writes it.
+ * @param note absolute path of the note.
+ */
+export function nearestConfig(note: string): string | undefined {
+  for (let dir = dirname(note); ; dir = dirname(dir)) {
+    const candidate = join(dir, 'vaultd.yaml');
+    if (existsSync(candidate)) return candidate;
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+/**
+ * Sort findings by file, line and column (their order of discovery after that) and drop exact
+ * duplicates.
+ * @param findings as found.
+ */
+export function sortFindings(findings: readonly CheckFinding[]): CheckFinding[] {
+  const seen = new Set<string>();
+  const unique = findings.filter((f) => {
+    const key = JSON.stringify([f.file, f.line, f.column, f.severity, f.code, f.message]);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  return unique
+    .map((f, index) => ({ f, index }))
+    .sort(
+      (a, b) =>
+        (a.f.file < b.f.file ? -1 : a.f.file > b.f.file ? 1 : 0) ||
+        a.f.line - b.f.line ||
+        a.f.column - b.f.column ||
+        a.index - b.index,
+    )
+    .map(({ f }) => f);
+}
+
+/**
+ * `vaultd check PATH…`: every call of the notes (folders searched for `.md` files) with what would
+ * happen to it, and every problem, as `file:line:column: severity code message` lines sorted by
+ * place. The config is `--config`, else `$VAULTD_CONFIG`, else the nearest `vaultd.yaml` at or
+ * above each note; its packs are started as the daemon starts them (no call runs). Without any,
+ * the built-in tools and no policy, with a `NO_CONFIG` warning.
+ * @param paths notes and folders.
  * @param options common options and `--json`.
+ * @returns 0 when nothing is an error, 1 when something is, 2 (thrown) for a bad path or config.
  */
 export async function runCheck(
-  files: readonly string[],
+  paths: readonly string[],
   options: CommonOptions & { json?: boolean },
 ): Promise<number> {
-  let registry: ToolRegistry;
-  let policyContext;
+  const notes = await collectNotes(paths);
+  const fixed =
+    options.config !== undefined || process.env['VAULTD_CONFIG'] || options.vault !== undefined;
+  const sessions = new Map<string, { session: PackSession; context: CheckContext }>();
+  let builtin: CheckContext | undefined;
+  const findings: CheckFinding[] = [];
+  let warnedNoConfig = false;
   try {
-    const setup = await loadSetup(options);
-    registry = setup.registry;
-    policyContext = {
-      policy: compilePolicy(setup.config.policy),
-      grants: await GrantStore.open(`${setup.config.vault}/.vaultd`),
-      maxBytes: setup.config.max_note_bytes,
-    };
-  } catch (error) {
-    // Without a vault there is no policy to apply: check against the tools alone.
-    if (!(error instanceof ConfigError) || options.config !== undefined) throw error;
-    registry = builtinRegistry();
+    for (const note of notes) {
+      const rel = relative(process.cwd(), note);
+      const file = rel === '' || rel.startsWith('..') ? note : rel;
+      const configFile = fixed ? undefined : nearestConfig(note);
+      let context: CheckContext;
+      if (fixed || configFile !== undefined) {
+        const key = configFile ?? '';
+        let entry = sessions.get(key);
+        if (entry === undefined) {
+          const setup = await loadSetup(
+            configFile === undefined ? options : { ...options, config: configFile },
+          );
+          const session = await startPackSession(setup);
+          const { executor, gate } = session.checker();
+          entry = { session, context: { executor, gate, maxBytes: setup.config.max_note_bytes } };
+          sessions.set(key, entry);
+        }
+        context = entry.context;
+      } else {
+        if (builtin === undefined) {
+          const registry = builtinRegistry();
+          const gate = new ApprovalGate();
+          builtin = {
+            executor: new Executor(registry, { gate }),
+            gate,
+            maxBytes: DEFAULT_MAX_BYTES,
+          };
+        }
+        context = builtin;
+        if (!warnedNoConfig) {
+          warnedNoConfig = true;
+          findings.push({
+            file,
+            line: 1,
+            column: 1,
+            severity: 'warning',
+            code: 'NO_CONFIG',
+            message:
+              'no vaultd.yaml in this folder or above it, and no --config or $VAULTD_CONFIG: checked against the built-in tools with no policy; a vault may decide otherwise',
+          });
+        }
+      }
+      findings.push(...(await checkNote(note, file, context)));
+    }
+  } finally {
+    for (const { session } of sessions.values()) await session.stop().catch(() => undefined);
   }
-  const findings = await checkNotes(files, registry, policyContext);
+  const sorted = sortFindings(findings);
   if (options.json) {
-    process.stdout.write(`${JSON.stringify(findings, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify(sorted, null, 2)}\n`);
   } else {
-    for (const f of findings) {
+    for (const f of sorted) {
       process.stdout.write(
-        `${f.file}:${f.line}:${f.column}  ${f.severity.padEnd(7)} ${f.code.padEnd(17)} ${f.message}\n`,
+        `${f.file}:${f.line}:${f.column}: ${f.severity} ${f.code} ${f.message}\n`,
       );
     }
-    const errors = findings.filter((f) => f.severity === 'error').length;
-    const calls = findings.filter((f) => f.callId !== undefined).length;
-    process.stdout.write(`${files.length} note(s), ${calls} call(s), ${errors} error(s)\n`);
+    const errors = sorted.filter((f) => f.severity === 'error').length;
+    const calls = new Set(
+      sorted.filter((f) => f.callId !== undefined).map((f) => `${f.file}\n${f.callId}`),
+    ).size;
+    process.stdout.write(`${notes.length} note(s), ${calls} call(s), ${errors} error(s)\n`);
   }
-  return findings.some((f) => f.severity === 'error') ? EXIT.failure : EXIT.ok;
+  return sorted.some((f) => f.severity === 'error') ? EXIT.failure : EXIT.ok;
 }

@@ -12,6 +12,7 @@ import {
 } from '../../approval/index.ts';
 import { submitDecision } from '../../approval/decision-files.ts';
 import { CONFIG_DEFAULTS } from '../../config/defaults.ts';
+import { loadConfig } from '../../config/index.ts';
 import { readLock, resolveLayout, STATE_DIR_NAME } from '../../vault/index.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { CommonOptions } from '../main.ts';
@@ -144,7 +145,7 @@ async function chooseRequests(
   const vault = dirname(stateDir);
   const layout = resolveLayout({
     vault,
-    folders: (await loadFolders(options)) ?? CONFIG_DEFAULTS.folders,
+    folders: (await loadFolders(options, vault)) ?? CONFIG_DEFAULTS.folders,
   });
   const candidates = [
     resolve(target),
@@ -184,8 +185,18 @@ async function findStateDir(target: string | undefined, options: CommonOptions):
 
 async function loadFolders(
   options: CommonOptions,
+  vault: string,
 ): Promise<Parameters<typeof resolveLayout>[0]['folders'] | undefined> {
-  if (options.vault === undefined && options.config === undefined) return undefined;
+  if (options.vault === undefined && options.config === undefined) {
+    // Found from the note's path: the vault's own vaultd.yaml may rename the folders.
+    const own = join(vault, 'vaultd.yaml');
+    if (!existsSync(own)) return undefined;
+    try {
+      return loadConfig({ file: own, vault }).folders;
+    } catch {
+      return undefined;
+    }
+  }
   try {
     return (await loadSetup(options)).config.folders;
   } catch {

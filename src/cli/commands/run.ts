@@ -18,12 +18,24 @@ export async function runDaemonCommand(
   options: CommonOptions,
   mode: { watch: boolean; progress?: boolean },
 ): Promise<number> {
-  const { config, packs } = await loadSetup(options);
+  const setup = await loadSetup(options);
+  const { packs } = setup;
+  // `once` drains and exits: it opens no HTTP port (a daemon may hold it, and nothing would have
+  // time to read it).
+  const config = mode.watch
+    ? setup.config
+    : { ...setup.config, http: { ...setup.config.http, port: null } };
   const registry = new ToolRegistry();
-  const redact = createRedactor(collectSecrets(config, envValuesOf(config)));
-  const logger = createLogger(config.log.level, 1, redact);
+  const redact = createRedactor(collectSecrets(setup.config, envValuesOf(setup.config)));
   const bar =
     !mode.watch && mode.progress !== false ? createProgressBar(process.stderr) : undefined;
+  // On one terminal the log lines go above the bar, never into its line.
+  const logger = createLogger(
+    config.log.level,
+    1,
+    redact,
+    bar !== undefined && process.stdout.isTTY ? (write) => bar.around(write) : undefined,
+  );
   // The handlers go in before the daemon starts: a process without a SIGTERM handler is killed at
   // once by the kernel, and a stop or reload during start-up (resuming notes, the first scan)
   // must be as graceful as one later on.
@@ -74,8 +86,12 @@ export async function runDaemonCommand(
       ...(bar === undefined ? {} : { onProgress: (left: number) => bar.update(left) }),
     });
   } catch (error) {
-    logger.fatal({ err: error }, 'vaultd could not start');
-    process.stderr.write(`vaultd: ${(error as Error).message}\n`);
+    // One line for the person or the journal; the whole error only at debug level.
+    logger.debug({ err: error }, 'vaultd could not start');
+    process.stderr.write(`vaultd: ${oneLine(error)}\n`);
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    process.off('SIGHUP', reload);
     return EXIT.failure;
   }
   if (!mode.watch) {
@@ -88,4 +104,9 @@ export async function runDaemonCommand(
   await stopRequested;
   await daemon.stop();
   return EXIT.ok;
+}
+
+function oneLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split('\n')[0] ?? '';
 }

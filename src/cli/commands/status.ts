@@ -1,6 +1,7 @@
 import { readExecutionLog } from '../../observe/execution-log.ts';
 import { takeVaultSnapshot } from '../../observe/vault-snapshot.ts';
-import { resolveLayout } from '../../vault/index.ts';
+import { hostname } from 'node:os';
+import { readLock, resolveLayout } from '../../vault/index.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { CommonOptions } from '../main.ts';
 import { loadSetup } from '../setup.ts';
@@ -20,6 +21,44 @@ function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
 }
 
+/** Whether a daemon runs on the vault, as far as its lock file tells. */
+export interface DaemonState {
+  /**
+   * `running` (a live process on this host holds the lock), `not_running` (no lock), `stale_lock`
+   * (the lock's process is gone: the next start takes it over) or `other_host` (held by a process
+   * on another machine, which cannot be checked from here).
+   */
+  readonly state: 'running' | 'not_running' | 'stale_lock' | 'other_host';
+  readonly pid?: number;
+  readonly hostname?: string;
+  readonly started_at?: string;
+}
+
+/**
+ * Read the vault's lock and say whether a daemon runs on it.
+ * @param stateDir the vault's `.vaultd` folder.
+ */
+export async function daemonState(stateDir: string): Promise<DaemonState> {
+  const lock = await readLock(stateDir);
+  if (lock === null) return { state: 'not_running' };
+  const { pid, hostname: host, started_at } = lock.info;
+  const state = host !== hostname() ? 'other_host' : lock.alive ? 'running' : 'stale_lock';
+  return { state, pid, hostname: host, started_at };
+}
+
+function describeDaemon(d: DaemonState): string {
+  switch (d.state) {
+    case 'not_running':
+      return 'not running';
+    case 'running':
+      return `running (pid ${d.pid}, since ${d.started_at})`;
+    case 'stale_lock':
+      return `not running (stale lock of pid ${d.pid}, started ${d.started_at}; the next start takes it over)`;
+    case 'other_host':
+      return `lock held by pid ${d.pid} on host ${d.hostname} since ${d.started_at} (cannot be checked from here)`;
+  }
+}
+
 /**
  * `vaultd status`: notes per folder, pending approvals and per-tool figures from the execution log.
  * @param options common options, `--json`, `--days`.
@@ -31,6 +70,7 @@ export async function runStatus(
   const layout = resolveLayout(config);
   // The same counts and pending calls the dashboard shows, under the folders' configured names.
   const snapshot = await takeVaultSnapshot(layout);
+  const daemon = await daemonState(layout.state);
   const names: Record<string, string> = {
     inbox: config.folders.inbox,
     in_progress: config.folders.in_progress,
@@ -77,11 +117,16 @@ export async function runStatus(
 
   if (options.json) {
     process.stdout.write(
-      `${JSON.stringify({ vault: layout.root, folders: counts, pending, tools: figures, days }, null, 2)}\n`,
+      `${JSON.stringify({ vault: layout.root, daemon, folders: counts, pending, tools: figures, days }, null, 2)}\n`,
     );
     return EXIT.ok;
   }
-  const out: string[] = [`vault ${layout.root}`, '', 'notes per folder:'];
+  const out: string[] = [
+    `vault ${layout.root}`,
+    `daemon: ${describeDaemon(daemon)}`,
+    '',
+    'notes per folder:',
+  ];
   for (const [name, count] of Object.entries(counts)) out.push(`  ${name.padEnd(18)} ${count}`);
   out.push('', `pending approvals: ${pending.reduce((n, p) => n + p.calls.length, 0)}`);
   for (const p of pending) {

@@ -1,8 +1,7 @@
-import { silentLogger } from '../../observe/logger.ts';
-import { toAnthropicTools, toMcpTools, toOpenAITools, ToolRegistry } from '../../protocol/index.ts';
+import { toAnthropicTools, toMcpTools, toOpenAITools } from '../../protocol/index.ts';
 import type { Tool } from '../../protocol/types.ts';
-import { PackHost, type PackInfo } from '../../tools/host.ts';
-import { resolveLayout } from '../../vault/index.ts';
+import type { PackInfo } from '../../tools/host.ts';
+import { startPackSession } from '../pack-session.ts';
 import { EXIT } from '../exit-codes.ts';
 import { configFileOf, type CommonOptions } from '../main.ts';
 import { builtinRegistry, loadSetup } from '../setup.ts';
@@ -65,19 +64,10 @@ async function collect(options: CommonOptions): Promise<{ tools: Tool[]; packs: 
       })),
     };
   }
-  const setup = await loadSetup(options);
-  const registry = new ToolRegistry();
-  const host = new PackHost({
-    packs: setup.packs,
-    config: setup.config,
-    layout: resolveLayout(setup.config),
-    registry,
-    logger: silentLogger(),
-  });
+  const session = await startPackSession(await loadSetup(options));
   try {
-    await host.start();
-    return { tools: registry.list(), packs: host.describe() };
+    return { tools: session.registry.list(), packs: session.describe() };
   } finally {
-    await host.stop();
+    await session.stop();
   }
 }

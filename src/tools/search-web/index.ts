@@ -66,7 +66,7 @@ export const searchWebDefinition: ToolDefinition<SearchWebArgs> = {
       minimum: 1,
       maximum: 20,
       default: DEFAULT_NUM_RESULTS,
-      description: 'How many hits to return, 1 to 20 (default 5).',
+      description: 'How many hits to return, 1 to 20.',
     },
   },
   required: ['query'],

@@ -1,0 +1,67 @@
+import { ApprovalGate, compilePolicy, GrantStore } from '../approval/index.ts';
+import { Executor } from '../execute/index.ts';
+import { silentLogger } from '../observe/logger.ts';
+import { ToolRegistry } from '../protocol/index.ts';
+import { PackHost, type PackInfo } from '../tools/host.ts';
+import { resolveLayout } from '../vault/index.ts';
+import type { Setup } from './setup.ts';
+
+/** A config's packs started as the daemon starts them, for commands that look but run nothing. */
+export interface PackSession {
+  /** The tools the started packs registered. */
+  readonly registry: ToolRegistry;
+  /** Packs with their tools, disabled ones flagged. */
+  describe(): PackInfo[];
+  /**
+   * An executor that checks calls as the daemon's would (never asked to run one here) and the
+   * gate with the config's policy and the vault's grants; made on first use (reads grants.json).
+   */
+  checker(): { readonly executor: Executor; readonly gate: ApprovalGate };
+  stop(): Promise<void>;
+}
+
+/**
+ * Start a config's packs (MCP servers, plugins, …) so that their tools are registered as in a
+ * running daemon, with an executor and gate built like the daemon's; `stop()` ends them.
+ * @param setup from `loadSetup`.
+ * @throws whatever a pack throws at start; the packs started before it are stopped first.
+ */
+export async function startPackSession(setup: Setup): Promise<PackSession> {
+  const { config } = setup;
+  const layout = resolveLayout(config);
+  const registry = new ToolRegistry();
+  const host = new PackHost({
+    packs: setup.packs,
+    config,
+    layout,
+    registry,
+    logger: silentLogger(),
+  });
+  try {
+    await host.start();
+  } catch (error) {
+    await host.stop().catch(() => undefined);
+    throw error;
+  }
+  let checker: { executor: Executor; gate: ApprovalGate } | undefined;
+  return {
+    registry,
+    describe: () => host.describe(),
+    checker() {
+      if (checker !== undefined) return checker;
+      const gate = new ApprovalGate({
+        policy: compilePolicy(config.policy),
+        grants: GrantStore.open(layout.state),
+      });
+      const executor = new Executor(registry, {
+        vault: layout.root,
+        gate,
+        toolConfig: (name) => config.tools[name] ?? {},
+        runtime: (tool) => host.runtime(tool),
+      });
+      checker = { executor, gate };
+      return checker;
+    },
+    stop: () => host.stop(),
+  };
+}

@@ -1,0 +1,274 @@
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import {
+  callBlock,
+  makeVault,
+  note,
+  runCli,
+  TEST_PLUGIN,
+  type TempVault,
+} from '../helpers/vault.ts';
+
+const LINE = /^(.+):(\d+):(\d+): (ok|warning|error) ([A-Za-z_-]+) (.+)$/;
+
+interface Line {
+  file: string;
+  line: number;
+  column: number;
+  severity: string;
+  code: string;
+  message: string;
+}
+
+/** The finding lines of `vaultd check`'s output, each checked against the documented format. */
+function findings(stdout: string): Line[] {
+  const lines = stdout.trimEnd().split('\n');
+  assert.match(lines.pop() ?? '', /^\d+ note\(s\), \d+ call\(s\), \d+ error\(s\)$/);
+  return lines.map((text) => {
+    const m = LINE.exec(text);
+    assert.ok(m, `not file:line:column: severity code message: ${text}`);
+    return {
+      file: m[1]!,
+      line: Number(m[2]),
+      column: Number(m[3]),
+      severity: m[4]!,
+      code: m[5]!,
+      message: m[6]!,
+    };
+  });
+}
+
+const send = (recipient: string, id?: string): string =>
+  callBlock('send_notification', { recipient, subject: 's', body: 'b' }, id);
+
+describe('vaultd check, the agents’ linter', () => {
+  let vault: TempVault;
+  let outside: string;
+  before(async () => {
+    vault = await makeVault(
+      `plugins:\n  - ${TEST_PLUGIN}\npolicy:\n  deny: ['send_notification(recipient:*@evil.example)', 'search_web(num_results:5)']\n  allow: ['send_notification(recipient:*@example.org)']\n`,
+    );
+    outside = await mkdtemp(join(tmpdir(), 'vaultd-check-'));
+  });
+  after(async () => {
+    await vault.cleanup();
+    await rm(outside, { recursive: true, force: true });
+  });
+
+  it('finds the vault’s own vaultd.yaml above the note: policy, allowed_tools, plugins and defaults apply', async () => {
+    await mkdir(join(vault.root, 'Drafts', 'deep'), { recursive: true });
+    const path = join(vault.root, 'Drafts', 'deep', 'plan.md');
+    await writeFile(
+      path,
+      note(
+        'Plan',
+        send('boss@evil.example', 'evil'),
+        send('owner@example.org', 'own'),
+        // num_results takes its default, 5: the deny rule matches the normalised call.
+        callBlock('search_web', { query: 'x' }, 'search'),
+        callBlock('slow_echo', { text: 'hi', ms: 1 }, 'echo'),
+        callBlock('danger_zone', { target: 't' }, 'danger'),
+      ),
+    );
+    const res = await runCli(['check', path]);
+    assert.equal(res.code, 1, res.stdout + res.stderr);
+    const byCode = (code: string): Line[] => findings(res.stdout).filter((f) => f.code === code);
+    const denied = byCode('PERMISSION_DENIED');
+    assert.equal(denied.length, 2, res.stdout);
+    assert.match(denied[0]!.message, /deny rule "send_notification\(recipient:\*@evil\.example\)"/);
+    assert.match(denied[1]!.message, /deny rule "search_web\(num_results:5\)"/);
+    const run = byCode('WOULD_RUN');
+    assert.match(
+      run[0]!.message,
+      /^send_notification \(own\) \[dangerous\] would run \(send_notification\(recipient:\*@example\.org\)\)$/,
+    );
+    assert.match(run[1]!.message, /^slow_echo \(echo\)/, 'the plugin pack was started');
+    assert.match(
+      byCode('WOULD_ASK')[0]!.message,
+      /^danger_zone \(danger\) \[dangerous\] would ask/,
+    );
+    assert.equal(byCode('NO_CONFIG').length, 0);
+
+    // The note's allowed_tools narrow it further.
+    await writeFile(
+      path,
+      `---\nallowed_tools: [slow_echo]\n---\n${callBlock('send_notification', { recipient: 'a@example.org', subject: 's', body: 'b' })}\n`,
+    );
+    const narrowed = await runCli(['check', path]);
+    assert.equal(narrowed.code, 1);
+    assert.match(narrowed.stdout, /PERMISSION_DENIED This note may not call send_notification/);
+  });
+
+  it('prefers --config, then $VAULTD_CONFIG, over the nearest vaultd.yaml', async () => {
+    const path = join(vault.root, 'evil.md');
+    await writeFile(path, note('E', send('boss@evil.example', 'e')));
+    const loose = join(outside, 'loose.yaml');
+    await writeFile(loose, `vault: ${vault.root}\n`);
+    const strict = join(outside, 'strict.yaml');
+    await writeFile(strict, `vault: ${vault.root}\npolicy:\n  deny: [send_notification]\n`);
+    const viaEnv = await runCli(['check', path], { VAULTD_CONFIG: loose });
+    assert.equal(viaEnv.code, 0, viaEnv.stdout);
+    assert.match(viaEnv.stdout, /WOULD_ASK send_notification \(e\)/);
+    const viaFlag = await runCli(['check', '--config', strict, path], { VAULTD_CONFIG: loose });
+    assert.equal(viaFlag.code, 1);
+    assert.match(viaFlag.stdout, /PERMISSION_DENIED .*deny rule "send_notification"/);
+  });
+
+  it('without any config: the built-in tools, no policy, and one NO_CONFIG warning', async () => {
+    const dir = join(outside, 'loose-notes');
+    await mkdir(dir);
+    await writeFile(join(dir, 'a.md'), note('A', callBlock('search_web', { query: 'x' })));
+    await writeFile(join(dir, 'b.md'), note('B', callBlock('slow_echo', { text: 'x', ms: 1 })));
+    const res = await runCli(['check', dir], {}, { cwd: outside });
+    assert.equal(res.code, 1, res.stdout + res.stderr);
+    const lines = findings(res.stdout);
+    assert.deepEqual(
+      lines.map((l) => [l.file, l.severity, l.code]),
+      [
+        [join('loose-notes', 'a.md'), 'warning', 'NO_CONFIG'],
+        [join('loose-notes', 'a.md'), 'ok', 'WOULD_RUN'],
+        [join('loose-notes', 'b.md'), 'error', 'UNKNOWN_TOOL'],
+      ],
+    );
+  });
+
+  it('a ---js note: every call is an error, none would run', async () => {
+    const path = join(vault.root, 'js.md');
+    await writeFile(
+      path,
+      `---js\n{ allowed_tools: ['search_web'] }\n---\n\n${callBlock('search_web', { query: 'a' })}\n\n${callBlock('slow_echo', { text: 'b', ms: 1 })}\n`,
+    );
+    const res = await runCli(['check', path]);
+    assert.equal(res.code, 1);
+    const lines = findings(res.stdout);
+    assert.equal(lines.filter((l) => l.code === 'WOULD_RUN').length, 0, res.stdout);
+    const perCall = lines.filter((l) => l.code === 'UNSUPPORTED_FRONT_MATTER' && l.line > 1);
+    assert.deepEqual(
+      perCall.map((l) => l.line),
+      [5, 9],
+    );
+    assert.match(perCall[0]!.message, /^search_web \(\S+\) would not run: front-matter in ---js/);
+  });
+
+  it('broken YAML front-matter is one warning, and the calls are still checked', async () => {
+    const path = join(vault.root, 'yaml.md');
+    await writeFile(
+      path,
+      `---\ntitle: [oops\nfoo: : bar\n---\n\n${callBlock('slow_echo', { text: 'b', ms: 1 })}\n`,
+    );
+    const res = await runCli(['check', path, path]);
+    assert.equal(res.code, 0, res.stdout);
+    const lines = findings(res.stdout);
+    assert.equal(lines.filter((l) => l.code === 'invalid-front-matter').length, 1, res.stdout);
+    assert.equal(lines.filter((l) => l.code === 'WOULD_RUN').length, 1, 'duplicates removed');
+  });
+
+  it('warns about blocks an agent meant as calls that vaultd never reads as calls', async () => {
+    const path = join(vault.root, 'near.md');
+    const body = '{"tool_call": {"name": "search_web", "parameters": {"query": "x"}}}';
+    await writeFile(
+      path,
+      [
+        '# Near misses', //                                   1
+        '',
+        '```toolcall', //                                     3
+        body,
+        '```',
+        '',
+        '> ~~~tool-call', //                                  7
+        `> ${body}`,
+        '> ~~~',
+        '',
+        '```jsonc', //                                       11
+        body,
+        '```',
+        '',
+        '```yaml', //                                        15
+        body,
+        '```',
+        '',
+        '```text', //                                        19
+        'no call here',
+        '```',
+        '',
+      ].join('\n'),
+    );
+    const res = await runCli(['check', path]);
+    assert.equal(res.code, 0, res.stdout);
+    const lines = findings(res.stdout).filter((l) => l.code === 'NOT_A_CALL_FENCE');
+    assert.deepEqual(
+      lines.map((l) => [l.line, l.column, l.severity]),
+      [
+        [3, 1, 'warning'],
+        [7, 3, 'warning'],
+        [11, 1, 'warning'],
+        [15, 1, 'warning'],
+      ],
+    );
+    assert.match(lines[0]!.message, /fenced as "toolcall" is never run/);
+    assert.match(lines[3]!.message, /has a tool_call but is fenced as "yaml"/);
+  });
+
+  it('searches folders for .md notes, skips dot folders, prints in file/line/column order', async () => {
+    const root = join(vault.root, 'Tree');
+    await mkdir(join(root, 'b', 'c'), { recursive: true });
+    await mkdir(join(root, '.obsidian'));
+    await writeFile(join(root, 'z.md'), note('Z', callBlock('slow_echo', { text: 'z', ms: 1 })));
+    await writeFile(
+      join(root, 'b', 'c', 'a.md'),
+      note('A', callBlock('nope_tool', {}), callBlock('slow_echo', { text: 'a', ms: 1 })),
+    );
+    await writeFile(join(root, '.obsidian', 'hidden.md'), note('H', callBlock('nope_tool', {})));
+    await writeFile(join(root, 'notes.txt'), callBlock('nope_tool', {}));
+    const res = await runCli(['check', join(root, 'z.md'), root], {}, { cwd: root });
+    assert.equal(res.code, 1);
+    const lines = findings(res.stdout);
+    assert.deepEqual(
+      lines.map((l) => [l.file, l.line, l.code]),
+      [
+        [join('b', 'c', 'a.md'), 6, 'UNKNOWN_TOOL'],
+        [join('b', 'c', 'a.md'), 10, 'WOULD_RUN'],
+        ['z.md', 6, 'WOULD_RUN'],
+      ],
+    );
+    assert.match(res.stdout, /^2 note\(s\), 3 call\(s\), 1 error\(s\)$/m);
+  });
+
+  it('exit codes: 0 clean, 1 an error, 2 a path that does not exist or a bad config', async () => {
+    const good = join(vault.root, 'good.md');
+    await writeFile(good, note('G', callBlock('slow_echo', { text: 'g', ms: 1 })));
+    assert.equal((await runCli(['check', good])).code, 0);
+    const missing = await runCli(['check', good, join(vault.root, 'nope.md')]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /^vaultd: check: .*nope\.md: no such file or folder$/m);
+    const badConfig = join(outside, 'bad.yaml');
+    await writeFile(badConfig, 'vault: .\nconcurency: 2\n');
+    const bad = await runCli(['check', '--config', badConfig, good]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /concurency/);
+  });
+
+  it('follows the agent’s loop: a failed call fixed in place would run again', async () => {
+    await vault.drop('loop.md', note('L', callBlock('search_web', { query: 7 }, 'find')));
+    const once = await runCli(['once', '--config', vault.configPath, '--no-progress']);
+    assert.equal(once.code, 0, once.stderr);
+    assert.deepEqual(await vault.list('Failed'), ['loop.md']);
+    const failed = join(vault.root, 'Failed', 'loop.md');
+    const before = await runCli(['check', failed]);
+    assert.match(before.stdout, /HAS_RESULT search_web \(find\) already has a result \(error\)/);
+    await writeFile(
+      failed,
+      (await readFile(failed, 'utf8')).replace('"query":7', '"query":"seven","num_results":3'),
+    );
+    const after = await runCli(['check', failed]);
+    assert.equal(after.code, 0, after.stdout);
+    assert.match(
+      after.stdout,
+      /WOULD_RUN search_web \(find\) \[safe\] would run again \(its parameters changed since its error result\)/,
+    );
+    assert.deepEqual(await readdir(join(vault.root, 'Needs_Action')), []);
+  });
+});
