@@ -7,7 +7,7 @@ import type { JsonSchema, PreviewBasis, VaultAccess } from '../../protocol/types
 import { isInside } from '../../vault/access.ts';
 import { readGitConfig } from './config.ts';
 import { locateRepo, repoPath, type Repo } from './repo.ts';
-import { openSession, type Exec, type GitSession } from './run.ts';
+import { openSession, runGit, type Exec, type GitSession } from './run.ts';
 
 /** What the pack's tools share while it runs. */
 export interface GitRuntime {
@@ -91,23 +91,27 @@ export function standaloneExec(signal: AbortSignal): Exec {
  * git as a literal (no glob, no magic); vaultd's state folder is left out when it is in the tree.
  * @param files the tool's file access.
  * @param holder the pack's runtime.
- * @param repo the repository.
+ * @param session the repository.
  * @param paths the agent's paths; none means the whole tree.
  * @param mode `write` when the call changes what is at the paths.
  */
 export async function pathspecs(
   files: VaultAccess,
   holder: RuntimeHolder,
-  repo: Repo,
+  session: GitSession,
   paths: readonly string[] | undefined,
   mode: 'read' | 'write',
 ): Promise<string[]> {
+  const { repo } = session;
   const given = paths === undefined || paths.length === 0 ? ['.'] : paths;
   const specs: string[] = [];
   for (const path of given) specs.push(`:(literal)${await repoPath(files, repo, path, mode)}`);
   const state = holder.get().state;
   if (state !== undefined && isInside(state, repo.worktree) && state !== repo.worktree) {
-    specs.push(`:(exclude,literal)${relative(repo.worktree, state).split(sep).join('/')}`);
+    const rel = relative(repo.worktree, state).split(sep).join('/');
+    // git refuses an exclude that names an ignored folder, and ignored it is left out anyway.
+    const ignored = await runGit(session, ['check-ignore', '--quiet', '--', `${rel}/`]);
+    if (ignored.exitCode !== 0) specs.push(`:(exclude,literal)${rel}`);
   }
   return specs;
 }

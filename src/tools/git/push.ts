@@ -32,8 +32,11 @@ interface PushPlan {
   readonly commit: string;
   /** The remote's push URLs, without credentials. */
   readonly urls: readonly string[];
-  /** Overrides for this remote: receive-pack fixed, and run without hooks for a local remote. */
-  readonly env: Record<string, string>;
+  /**
+   * The receiving program, given on the command line: the remote's config may name several
+   * (the first wins), so only `--receive-pack` overrides them all.
+   */
+  readonly receivePack: string;
   /** Commits on the branch that the remote-tracking branch lacks (newest first, capped). */
   readonly commits: readonly LogCommit[];
   readonly more: number;
@@ -120,14 +123,6 @@ async function planPush(
   const receive = local
     ? 'git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c receive.denyCurrentBranch=refuse -c receive.procReceiveRefs= receive-pack'
     : 'git-receive-pack';
-  const count = Number(session.env['GIT_CONFIG_COUNT'] ?? '0');
-  const env: Record<string, string> = {
-    GIT_CONFIG_COUNT: String(count + 2),
-    [`GIT_CONFIG_KEY_${count}`]: `remote.${remote}.receivepack`,
-    [`GIT_CONFIG_VALUE_${count}`]: receive,
-    [`GIT_CONFIG_KEY_${count + 1}`]: `remote.${remote}.uploadpack`,
-    [`GIT_CONFIG_VALUE_${count + 1}`]: 'git-upload-pack',
-  };
   const commit = await resolveCommit(session, `refs/heads/${branch}`);
   const trackingRef = `refs/remotes/${remote}/${branch}`;
   const tracking =
@@ -157,7 +152,7 @@ async function planPush(
     branch,
     commit,
     urls: urls.map(withoutCredentials),
-    env,
+    receivePack: receive,
     commits: commits.slice(0, PREVIEW_COMMITS),
     more: Math.max(0, total - PREVIEW_COMMITS),
     tracking,
@@ -243,11 +238,12 @@ export function pushTool(holder: RuntimeHolder): Tool {
         '--no-recurse-submodules',
         ...(config.runHooks ? [] : ['--no-verify']),
         ...(args.force === true ? [`--force-with-lease=refs/heads/${plan.branch}`] : []),
+        `--receive-pack=${plan.receivePack}`,
         '--end-of-options',
         plan.remote,
         refspec,
       ];
-      const out = await runGit(session, argv, { env: plan.env });
+      const out = await runGit(session, argv);
       if (out.exitCode !== 0) {
         throw gitFailure(out, `cannot push ${plan.branch} to ${plan.remote}`, true);
       }

@@ -207,7 +207,7 @@ export function readTools(holder: RuntimeHolder): Tool[] {
     normalize: (args) => trimmed(args, ['repo']),
     async handler(args, ctx) {
       const session = await sessionFor(holder, ctx.config, ctx.files, args.repo, ctx.exec, 'read');
-      const specs = await pathspecs(ctx.files, holder, session.repo, undefined, 'read');
+      const specs = await pathspecs(ctx.files, holder, session, undefined, 'read');
       const out = await mustGit(
         session,
         [
@@ -277,7 +277,7 @@ export function readTools(holder: RuntimeHolder): Tool[] {
     async handler(args, ctx) {
       const session = await sessionFor(holder, ctx.config, ctx.files, args.repo, ctx.exec, 'read');
       const revs = args.ref === undefined ? [] : await revisionsOf(session, args.ref, !args.staged);
-      const specs = await pathspecs(ctx.files, holder, session.repo, args.paths, 'read');
+      const specs = await pathspecs(ctx.files, holder, session, args.paths, 'read');
       const base = ['diff', ...DIFF_FLAGS, ...(args.staged === true ? ['--cached'] : []), ...revs];
       const stat = await mustGit(
         session,
@@ -325,7 +325,7 @@ export function readTools(holder: RuntimeHolder): Tool[] {
     async handler(args, ctx) {
       const session = await sessionFor(holder, ctx.config, ctx.files, args.repo, ctx.exec, 'read');
       const revs = await revisionsOf(session, args.ref ?? 'HEAD', true);
-      const specs = await pathspecs(ctx.files, holder, session.repo, args.paths, 'read');
+      const specs = await pathspecs(ctx.files, holder, session, args.paths, 'read');
       const out = await mustGit(
         session,
         [
@@ -369,7 +369,7 @@ export function readTools(holder: RuntimeHolder): Tool[] {
     async handler(args, ctx) {
       const session = await sessionFor(holder, ctx.config, ctx.files, args.repo, ctx.exec, 'read');
       const [hash = ''] = await revisionsOf(session, args.ref ?? 'HEAD', false);
-      const specs = await pathspecs(ctx.files, holder, session.repo, undefined, 'read');
+      const specs = await pathspecs(ctx.files, holder, session, undefined, 'read');
       const meta = await mustGit(
         session,
         ['show', '-s', '--no-color', '--format=%H%n%P%n%an%n%ae%n%aI%n%cn%n%cI%n%B', hash],

@@ -180,7 +180,7 @@ export function writeTools(holder: RuntimeHolder): Tool[] {
     normalize: (args) => trimmed(args, ['repo']),
     async handler(args, ctx) {
       const session = await sessionFor(holder, ctx.config, ctx.files, args.repo, ctx.exec, 'write');
-      const specs = await pathspecs(ctx.files, holder, session.repo, args.paths, 'write');
+      const specs = await pathspecs(ctx.files, holder, session, args.paths, 'write');
       const out = await runGit(session, ['add', '--', ...specs]);
       if (out.exitCode !== 0) throw gitFailure(out, 'git add failed', true);
       const staged = await mustGit(
@@ -239,7 +239,7 @@ export function writeTools(holder: RuntimeHolder): Tool[] {
       const specs =
         args.paths === undefined
           ? []
-          : await pathspecs(ctx.files, holder, session.repo, args.paths, 'write');
+          : await pathspecs(ctx.files, holder, session, args.paths, 'write');
       const hasHead =
         (await runGit(session, ['rev-parse', '--verify', '--quiet', 'HEAD'])).exitCode === 0;
       const against = args.paths === undefined ? ['--cached'] : hasHead ? ['HEAD'] : ['--cached'];
@@ -276,7 +276,7 @@ export function writeTools(holder: RuntimeHolder): Tool[] {
       const specs =
         args.paths === undefined
           ? []
-          : await pathspecs(ctx.files, holder, session.repo, args.paths, 'write');
+          : await pathspecs(ctx.files, holder, session, args.paths, 'write');
       const config = readGitConfig(ctx.config);
       const argv = [
         'commit',

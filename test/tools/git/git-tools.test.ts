@@ -54,7 +54,10 @@ describe('git pack tools', { timeout: 60_000 }, () => {
     assert.match(one.diff, /^\+alpha 2$/m);
     git(w.vault, 'add', 'README.md');
     const staged = (await w.call('git_diff', { staged: true })) as { files: { path: string }[] };
-    assert.deepEqual(staged.files.map((f) => f.path), ['README.md']);
+    assert.deepEqual(
+      staged.files.map((f) => f.path),
+      ['README.md'],
+    );
     git(w.vault, 'commit', '-q', '-m', 'second');
     const range = (await w.call('git_diff', { ref: 'HEAD~1..HEAD' })) as { diff: string };
     assert.match(range.diff, /^\+more$/m);
@@ -168,20 +171,34 @@ describe('git pack tools', { timeout: 60_000 }, () => {
     const added = (await w.call('git_add', { paths: ['notes/b.md'] })) as {
       staged: { path: string }[];
     };
-    assert.deepEqual(added.staged.map((f) => f.path), ['notes/b.md']);
+    assert.deepEqual(
+      added.staged.map((f) => f.path),
+      ['notes/b.md'],
+    );
     assert.equal((await w.effects('git_commit', { message: 'add b' })).safety, 'dangerous');
     const preview = await w.preview('git_commit', { message: 'add b\n\nbecause' });
     assert.match(preview.text, /notes\/b\.md/);
     assert.match(preview.text, /add b/);
     assert.match(preview.text, /Agent Smith <agent@example\.org>/);
-    assert.ok(preview.basis?.some((b) => b.path.endsWith(join('.git', 'index')) && b.sha256 !== null));
+    assert.ok(
+      preview.basis?.some((b) => b.path.endsWith(join('.git', 'index')) && b.sha256 !== null),
+    );
     const committed = (await w.call('git_commit', { message: 'add b\n\nbecause' })) as {
       commit: string;
       files: { path: string }[];
     };
-    assert.deepEqual(committed.files.map((f) => f.path), ['notes/b.md']);
-    assert.equal(git(w.vault, 'log', '-1', '--format=%an <%ae>|%cn|%s').trim(), 'Agent Smith <agent@example.org>|Agent Smith|add b');
-    const nothing = await rejectsWith(w.call('git_commit', { message: 'again' }), 'EXECUTION_FAILED');
+    assert.deepEqual(
+      committed.files.map((f) => f.path),
+      ['notes/b.md'],
+    );
+    assert.equal(
+      git(w.vault, 'log', '-1', '--format=%an <%ae>|%cn|%s').trim(),
+      'Agent Smith <agent@example.org>|Agent Smith|add b',
+    );
+    const nothing = await rejectsWith(
+      w.call('git_commit', { message: 'again' }),
+      'EXECUTION_FAILED',
+    );
     assert.equal((nothing.data as { reason: string }).reason, 'nothing_to_commit');
   });
 
@@ -191,8 +208,14 @@ describe('git pack tools', { timeout: 60_000 }, () => {
     const done = (await w.call('git_commit', { message: 'only a', paths: ['notes/a.md'] })) as {
       files: { path: string }[];
     };
-    assert.deepEqual(done.files.map((f) => f.path), ['notes/a.md']);
-    assert.equal(git(w.vault, 'log', '-1', '--format=%an <%ae>').trim(), 'vaultd <vaultd@localhost>');
+    assert.deepEqual(
+      done.files.map((f) => f.path),
+      ['notes/a.md'],
+    );
+    assert.equal(
+      git(w.vault, 'log', '-1', '--format=%an <%ae>').trim(),
+      'vaultd <vaultd@localhost>',
+    );
     assert.match(git(w.vault, 'status', '--porcelain'), /README\.md/);
   });
 
@@ -230,7 +253,10 @@ describe('git pack tools', { timeout: 60_000 }, () => {
     const pushed = (await w.call('git_push', { remote: 'origin', branch: 'main' })) as {
       pushed: { subject: string }[];
     };
-    assert.deepEqual(pushed.pushed.map((c) => c.subject), ['second unpushed', 'first unpushed']);
+    assert.deepEqual(
+      pushed.pushed.map((c) => c.subject),
+      ['second unpushed', 'first unpushed'],
+    );
     const remote = join(w.remotes, 'remote.git');
     assert.equal(git(remote, 'log', '-1', '--format=%s', 'main').trim(), 'second unpushed');
     const again = await w.preview('git_push', {});
