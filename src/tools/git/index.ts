@@ -29,6 +29,8 @@ export const gitPack: ToolPack = {
   description:
     'version control through the system git, on repositories inside the vault and configured roots',
   configSchema: gitConfigSchema,
+  // Opt-in: checkout rewrites notes at the cautious level, and most vaults are not repositories.
+  enabledByDefault: false,
   staticTools: listed,
   async start(ctx): Promise<PackHandle> {
     await ctx.access(readGitConfig(ctx.config).roots);
