@@ -241,6 +241,7 @@ export async function mustGit(
 export type GitFailureReason =
   | 'not_a_repository'
   | 'unknown_ref'
+  | 'unknown_path'
   | 'merge_conflict'
   | 'local_changes'
   | 'nothing_to_commit'
@@ -269,6 +270,7 @@ export function gitFailure(result: ExecResult, what: string, sideEffect = false)
 const HINTS: Record<GitFailureReason, string> = {
   not_a_repository: 'not a git repository. ',
   unknown_ref: 'no such branch, tag or commit. ',
+  unknown_path: 'a path matches no file git knows. ',
   merge_conflict: 'the repository has unresolved merge conflicts. ',
   local_changes: 'uncommitted changes would be overwritten; commit them first. ',
   nothing_to_commit: 'nothing to commit. ',
@@ -308,11 +310,8 @@ function classify(result: ExecResult, output: string): GitFailureReason {
   ) {
     return 'remote_unreachable';
   }
-  if (
-    /unknown revision|bad revision|invalid reference|not a valid object name|pathspec .* did not match/.test(
-      text,
-    )
-  ) {
+  if (/pathspec .* did not match/.test(text)) return 'unknown_path';
+  if (/unknown revision|bad revision|invalid reference|not a valid object name/.test(text)) {
     return 'unknown_ref';
   }
   return 'git_failed';

@@ -4,6 +4,8 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -23,8 +25,12 @@ describe('git pack through the host and the executor', { timeout: 60_000 }, () =
   let vault: string;
   let host: PackHost;
   let executor: Executor;
+  let silent: Server;
 
   before(async () => {
+    // A remote that accepts the connection and never answers.
+    silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     dir = await realpath(await mkdtemp(join(tmpdir(), 'vaultd-git-pipe-')));
     vault = join(dir, 'vault');
     await mkdir(join(dir, 'extra'), { recursive: true });
@@ -33,6 +39,8 @@ describe('git pack through the host and the executor', { timeout: 60_000 }, () =
     await writeFile(join(vault, 'note.md'), 'hello\n');
     git(vault, 'add', '.');
     git(vault, 'commit', '-q', '-m', 'first note');
+    const port = (silent.address() as AddressInfo).port;
+    git(vault, 'remote', 'add', 'slow', `http://127.0.0.1:${port}/repo.git`);
     const file = join(vault, 'vaultd.yaml');
     await writeFile(
       file,
@@ -44,6 +52,7 @@ describe('git pack through the host and the executor', { timeout: 60_000 }, () =
         `    roots: [{ name: extra, path: ${join(dir, 'extra')} }]`,
         "    scratch_repos: ['.']",
         '    author: { name: Pipeline, email: pipeline@example.com }',
+        '    limits: { git_push: { timeout_ms: 1500 } }',
         '',
       ].join('\n'),
     );
@@ -54,13 +63,15 @@ describe('git pack through the host and the executor', { timeout: 60_000 }, () =
     host = new PackHost({ packs: BUILTIN_PACKS, config, layout, registry, logger: silentLogger() });
     await host.start();
     executor = new Executor(registry, {
-      gate: new ApprovalGate({ policy: compilePolicy({}) }),
+      gate: new ApprovalGate({ policy: compilePolicy({ allow: ['git_push(remote:slow)'] }) }),
       runtime: (tool) => host.runtime(tool),
       timeoutMs: 20_000,
       retry: { attempts: 1, baseDelayMs: 1 },
     });
   });
   after(async () => {
+    silent.closeAllConnections();
+    await new Promise<void>((resolve) => silent.close(() => resolve()));
     await host.stop();
     await rm(dir, { recursive: true, force: true });
   });
@@ -133,5 +144,14 @@ describe('git pack through the host and the executor', { timeout: 60_000 }, () =
     const push = await executor.execute({ id: 'p', name: 'git_push', arguments: {} });
     assert.equal(push.status, 'rejected');
     assert.match(push.error?.message ?? '', /needs a human/);
+  });
+
+  it('kills git at the timeout and answers TIMEOUT', async () => {
+    const push = await executor.execute({
+      id: 't',
+      name: 'git_push',
+      arguments: { remote: 'slow' },
+    });
+    assert.equal(push.error?.code, 'TIMEOUT', push.content);
   });
 });

@@ -277,4 +277,24 @@ describe('git pack tools', { timeout: 60_000 }, () => {
     const remote = join(w.remotes, 'remote.git');
     assert.equal(git(remote, 'log', '-1', '--format=%s', 'main').trim(), 'elsewhere');
   });
+
+  it('cuts a long diff with a marker and says so', async () => {
+    await writeFile(join(w.vault, 'big.txt'), `${'x'.repeat(100)}\n`.repeat(3000));
+    git(w.vault, 'add', 'big.txt');
+    const diff = (await w.call('git_diff', { staged: true })) as {
+      diff: string;
+      truncated: boolean;
+    };
+    assert.equal(diff.truncated, true);
+    assert.ok(diff.diff.length < 130_000);
+    assert.match(diff.diff, /more characters not shown\]$/);
+  });
+
+  it('committing a path git does not know is an unknown_path error', async () => {
+    const error = await rejectsWith(
+      w.call('git_commit', { message: 'x', paths: ['notes/none.md'] }),
+      'EXECUTION_FAILED',
+    );
+    assert.equal((error.data as { reason: string }).reason, 'unknown_path');
+  });
 });
