@@ -109,9 +109,12 @@ export async function pathspecs(
   const state = holder.get().state;
   if (state !== undefined && isInside(state, repo.worktree) && state !== repo.worktree) {
     const rel = relative(repo.worktree, state).split(sep).join('/');
-    // git refuses an exclude that names an ignored folder, and ignored it is left out anyway.
-    const ignored = await runGit(session, ['check-ignore', '--quiet', '--', `${rel}/`]);
-    if (ignored.exitCode !== 0) specs.push(`:(exclude,literal)${rel}`);
+    // Reading, history may hold it even when it is ignored now. Adding, git refuses an exclude
+    // that names an ignored folder, and an ignored folder is left out anyway.
+    const ignored =
+      mode === 'write' &&
+      (await runGit(session, ['check-ignore', '--quiet', '--', `${rel}/`])).exitCode === 0;
+    if (!ignored) specs.push(`:(exclude,literal)${rel}`);
   }
   return specs;
 }

@@ -121,6 +121,22 @@ describe('git pack: option injection', { timeout: 60_000 }, () => {
     git(w.vault, 'reset', '-q');
     await writeFile(join(w.vault, '.gitignore'), '.vaultd/\n');
   });
+  it('never shows vaultd state from history, even when it is ignored now', async () => {
+    await writeFile(join(w.vault, '.vaultd', 'grants.json'), '{"secret": true}\n');
+    git(w.vault, 'add', '-f', '.vaultd/grants.json', 'README.md');
+    git(w.vault, 'commit', '-q', '-m', 'state slipped in');
+    const shown = (await w.call('git_show', { ref: 'HEAD' })) as {
+      files: unknown[];
+      diff: string;
+    };
+    assert.deepEqual(shown.files, []);
+    assert.doesNotMatch(shown.diff, /secret/);
+    const diff = (await w.call('git_diff', { ref: 'HEAD~1..HEAD' })) as { diff: string };
+    assert.doesNotMatch(diff.diff, /secret/);
+    const log = (await w.call('git_log', { paths: ['.'] })) as { commits: { subject: string }[] };
+    assert.ok(!log.commits.some((c) => c.subject === 'state slipped in'));
+    await rejectsWith(w.call('git_log', { paths: ['.vaultd'] }), 'PERMISSION_DENIED');
+  });
 });
 
 describe('git pack: repositories only inside the roots', { timeout: 60_000 }, () => {
