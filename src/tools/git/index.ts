@@ -1,4 +1,4 @@
-import { mkdir, readdir, realpath } from 'node:fs/promises';
+import { mkdir, realpath, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { PackHandle, ToolPack } from '../../protocol/pack.ts';
 import type { Tool } from '../../protocol/types.ts';
@@ -34,11 +34,10 @@ export const gitPack: ToolPack = {
   staticTools: listed,
   async start(ctx): Promise<PackHandle> {
     await ctx.access(readGitConfig(ctx.config).roots);
+    // The HOME of every git process: emptied at each start, so nothing left there is read.
     const home = join(ctx.stateDir, 'home');
+    await rm(home, { recursive: true, force: true });
     await mkdir(home, { recursive: true, mode: 0o700 });
-    if ((await readdir(home)).length > 0) {
-      throw new Error(`${home} must be empty: it is the HOME of git processes`);
-    }
     const holder = new RuntimeHolder();
     holder.set({
       home,

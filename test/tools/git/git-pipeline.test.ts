@@ -26,6 +26,7 @@ describe('git pack through the host and the executor', { timeout: 60_000 }, () =
   let host: PackHost;
   let executor: Executor;
   let silent: Server;
+  let home: string;
 
   before(async () => {
     // A remote that accepts the connection and never answers.
@@ -59,6 +60,9 @@ describe('git pack through the host and the executor', { timeout: 60_000 }, () =
     const config = loadConfig({ file, env: {}, toolSchemas: packConfigSchemas(BUILTIN_PACKS) });
     const layout = resolveLayout(config);
     await ensureLayout(layout);
+    home = join(layout.state, 'packs', 'git', 'home');
+    await mkdir(home, { recursive: true });
+    await writeFile(join(home, '.gitconfig'), '[core]\n\tfsmonitor = /tmp/left-behind\n');
     const registry = new ToolRegistry();
     host = new PackHost({ packs: BUILTIN_PACKS, config, layout, registry, logger: silentLogger() });
     await host.start();
@@ -83,6 +87,11 @@ describe('git pack through the host and the executor', { timeout: 60_000 }, () =
       () => loadConfig({ file, env: {}, toolSchemas: packConfigSchemas(BUILTIN_PACKS) }),
       /run_hook/,
     );
+  });
+
+  it('starts with an empty HOME for git', async () => {
+    assert.ok(existsSync(home));
+    assert.equal(existsSync(join(home, '.gitconfig')), false);
   });
 
   it('runs safe calls at once with structured data, leaving vaultd state out', async () => {
