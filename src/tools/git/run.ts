@@ -67,6 +67,8 @@ function fixedOverrides(config: GitConfig): [string, string][] {
     ['diff.ignoreSubmodules', 'all'],
     ['status.submoduleSummary', 'false'],
     ['credential.helper', ''],
+    ['http.cookieFile', ''],
+    ['http.saveCookies', 'false'],
     ['color.ui', 'false'],
     ['core.quotePath', 'false'],
     ['protocol.allow', 'never'],
@@ -81,8 +83,8 @@ function fixedOverrides(config: GitConfig): [string, string][] {
 /**
  * The overrides for settings the repository's own config names: every filter driver's `clean`,
  * `smudge` and `process` emptied (the content passes unchanged), every diff driver's `textconv`
- * and `command`, every merge driver, every credential helper for a URL, and every protocol
- * allowed beyond {@link ALLOWED_PROTOCOLS}.
+ * and `command`, every merge driver, every credential helper for a URL, every cookie file, and
+ * every protocol allowed beyond {@link ALLOWED_PROTOCOLS}.
  * @param keys the keys of the repository's config (as `git config --list` prints them).
  */
 export function repoOverrides(keys: Iterable<string>): [string, string][] {
@@ -104,6 +106,11 @@ export function repoOverrides(keys: Iterable<string>): [string, string][] {
       out.set(key, '');
     } else if (section === 'protocol' && sub !== '' && name === 'allow') {
       out.set(key, ALLOWED_PROTOCOLS.includes(sub.toLowerCase()) ? 'always' : 'never');
+    } else if (section === 'http' && name === 'cookiefile') {
+      // A cookie jar is a file curl reads and may write anywhere; per-URL keys win over ours.
+      out.set(key, '');
+    } else if (section === 'http' && name === 'savecookies') {
+      out.set(key, 'false');
     }
   }
   return [...out];
