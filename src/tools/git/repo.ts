@@ -25,8 +25,8 @@ const GITFILE_MAX_BYTES = 4096;
  * Find the repository an agent named: the folder must be inside a root on its real path, and its
  * `.git` is looked for there and in its parents up to that root, never above it. The `.git`
  * folder (or the folder a `.git` file names, and a linked worktree's common folder) must be
- * inside the roots on its real path too, and so must every object store it borrows from
- * (`objects/info/alternates`).
+ * inside the roots on its real path too, and so must its parts that are links (`objects`,
+ * `refs`, `config`…) and every object store it borrows from (`objects/info/alternates`).
  * @param files the tool's file access.
  * @param repoArg the `repo` parameter; default the vault (the first root).
  * @param mode `write` for tools that change the working tree or the repository.
@@ -63,6 +63,7 @@ export async function locateRepo(
         });
       }
       const commonDir = await commonDirOf(gitDir, roots);
+      await checkEntries(gitDir, commonDir, roots);
       await checkAlternates(commonDir, roots);
       const worktree = await files.resolve(dir, mode);
       return {
@@ -156,6 +157,37 @@ async function commonDirOf(gitDir: string, roots: readonly FileRoot[]): Promise<
   const text = await readFile(join(gitDir, 'commondir'), 'utf8').catch(() => undefined);
   if (text === undefined) return gitDir;
   return realInside(resolve(gitDir, text.trim()), roots, 'common git folder (commondir)');
+}
+
+/** What git reads and writes inside a git folder: none may lead out of the roots by a link. */
+const GIT_ENTRIES = [
+  'HEAD',
+  'index',
+  'config',
+  'config.worktree',
+  'objects',
+  'refs',
+  'packed-refs',
+  'logs',
+  'info',
+  'hooks',
+  'worktrees',
+  'modules',
+];
+
+async function checkEntries(
+  gitDir: string,
+  commonDir: string,
+  roots: readonly FileRoot[],
+): Promise<void> {
+  const dirs = gitDir === commonDir ? [gitDir] : [gitDir, commonDir];
+  for (const dir of dirs) {
+    for (const entry of GIT_ENTRIES) {
+      const path = join(dir, entry);
+      const info = await lstat(path).catch(() => undefined);
+      if (info?.isSymbolicLink() === true) await realInside(path, roots, `.git/${entry} (a link)`);
+    }
+  }
 }
 
 async function checkAlternates(commonDir: string, roots: readonly FileRoot[]): Promise<void> {

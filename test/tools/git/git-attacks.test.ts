@@ -4,7 +4,7 @@
 // the reference MCP git server (CVE-2025-68143/68144/68145) are replayed here.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -183,6 +183,21 @@ describe('git pack: repositories only inside the roots', { timeout: 60_000 }, ()
       branch: string;
     };
     assert.equal(status.branch, 'wt');
+  });
+
+  it('refuses a repository whose objects, refs or config are links leading outside', async () => {
+    for (const entry of ['objects', 'refs', 'config']) {
+      const repo = join(w.vault, `linked-${entry}`);
+      await mkdir(repo);
+      git(repo, 'init', '-q', '-b', 'main');
+      await rm(join(repo, '.git', entry), { recursive: true, force: true });
+      await symlink(join(foreign, '.git', entry), join(repo, '.git', entry));
+      await rejectsWith(w.call('git_log', { repo: `linked-${entry}` }), 'PERMISSION_DENIED');
+      await rejectsWith(
+        w.call('git_add', { repo: `linked-${entry}`, paths: ['.'] }),
+        'PERMISSION_DENIED',
+      );
+    }
   });
 
   it('never searches upward past a root', async () => {
