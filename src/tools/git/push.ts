@@ -13,7 +13,7 @@ import {
   withoutCredentials,
   type RuntimeHolder,
 } from './common.ts';
-import { parseLog, type LogCommit } from './read-tools.ts';
+import { LOG_FORMAT, parseLog, type LogCommit } from './parse.ts';
 import {
   branchExists,
   checkBranchName,
@@ -132,16 +132,7 @@ async function planPush(
   const not = tracking === undefined ? [`--remotes=${remote}`] : [tracking];
   const log = await mustGit(
     session,
-    [
-      'log',
-      '-z',
-      '--format=%H%n%an%n%ae%n%aI%n%s',
-      `--max-count=${PREVIEW_COMMITS + 1}`,
-      commit,
-      '--not',
-      ...not,
-      '--',
-    ],
+    ['log', '-z', LOG_FORMAT, `--max-count=${PREVIEW_COMMITS + 1}`, commit, '--not', ...not, '--'],
     'git log failed',
   );
   const commits = parseLog(log.stdout);

@@ -13,7 +13,7 @@ import {
   trimmed,
   type RuntimeHolder,
 } from './common.ts';
-import { parseNumstat } from './read-tools.ts';
+import { parseNumstat } from './parse.ts';
 import { branchExists, checkRevision, currentBranch, resolveCommit } from './refs.ts';
 import { locateRepo } from './repo.ts';
 import { gitFailure, mustGit, runGit, type GitSession } from './run.ts';

@@ -1,9 +1,10 @@
-// The overrides for settings a repository's config names itself: each program it could run is
-// emptied, each protocol beyond file/ssh/http(s) refused, whatever the case of section and key.
+// Pure parts of the git pack, table-driven: config overrides for what a repository names, ref
+// checks, and the readers of git's machine output.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { repoOverrides } from '../../../src/tools/git/run.ts';
 import { checkBranchName, checkRevision, parseRange } from '../../../src/tools/git/refs.ts';
+import { parseLog, parseNumstat, parseStatus } from '../../../src/tools/git/parse.ts';
 
 describe('git config overrides', () => {
   it('empties every program-running key the repository names, and only those', () => {
@@ -116,5 +117,72 @@ describe('git ref checks', () => {
     ]) {
       assert.throws(() => checkBranchName(bad), /not a branch name/, bad);
     }
+  });
+});
+
+describe('git output readers', () => {
+  it('reads porcelain v2 status: branch, changes, renames, conflicts, untracked', () => {
+    const text = [
+      '# branch.oid 1111111111111111111111111111111111111111',
+      '# branch.head main',
+      '# branch.upstream origin/main',
+      '# branch.ab +2 -1',
+      '1 .M N... 100644 100644 100644 aaa aaa notes/a file.md',
+      '2 R. N... 100644 100644 100644 bbb bbb R100 new name.md',
+      'old name.md',
+      'u UU N... 100644 100644 100644 100644 c1 c2 c3 conflict.md',
+      '? untracked.md',
+      '',
+    ].join('\0');
+    const status = parseStatus(text);
+    assert.equal(status.branch, 'main');
+    assert.equal(status.upstream, 'origin/main');
+    assert.equal(status.ahead, 2);
+    assert.equal(status.behind, 1);
+    assert.deepEqual(status.files, [
+      { path: 'notes/a file.md', status: 'modified', index: '.', worktree: 'M', staged: false },
+      {
+        path: 'new name.md',
+        status: 'renamed',
+        index: 'R',
+        worktree: '.',
+        staged: true,
+        orig_path: 'old name.md',
+      },
+      { path: 'conflict.md', status: 'conflicted', index: 'U', worktree: 'U', staged: false },
+      { path: 'untracked.md', status: 'untracked', index: '?', worktree: '?', staged: false },
+    ]);
+    const detached = parseStatus('# branch.oid (initial)\0# branch.head (detached)\0');
+    assert.equal(detached.branch, null);
+    assert.equal(detached.commit, null);
+  });
+
+  it('reads log -z and numstat -z, renames and binary files included', () => {
+    assert.deepEqual(
+      parseLog(
+        'h1\nAnn\nann@x\n2026-01-01T00:00:00Z\nfirst\0\nh2\nBob\nbob@x\n2026-01-02T00:00:00Z\nsecond: a\0',
+      ),
+      [
+        {
+          hash: 'h1',
+          author: 'Ann',
+          email: 'ann@x',
+          date: '2026-01-01T00:00:00Z',
+          subject: 'first',
+        },
+        {
+          hash: 'h2',
+          author: 'Bob',
+          email: 'bob@x',
+          date: '2026-01-02T00:00:00Z',
+          subject: 'second: a',
+        },
+      ],
+    );
+    assert.deepEqual(parseNumstat('1\t2\ta.md\0-\t-\tpic.png\x000\t0\t\0old.md\0new.md\0'), [
+      { path: 'a.md', added: 1, deleted: 2 },
+      { path: 'pic.png', added: null, deleted: null },
+      { path: 'new.md', added: 0, deleted: 0, orig_path: 'old.md' },
+    ]);
   });
 });
