@@ -1,4 +1,5 @@
-import { lstat, open, readFile, realpath, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, open, realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ToolError } from '../../protocol/errors.ts';
 import type { FileRoot, VaultAccess } from '../../protocol/types.ts';
@@ -18,8 +19,8 @@ export interface Repo {
   readonly display: string;
 }
 
-/** A `.git` file is one line; anything longer is not one. */
-const GITFILE_MAX_BYTES = 4096;
+/** A `.git`, `commondir` or `alternates` file is a few lines; anything longer is not one. */
+const SMALL_FILE_MAX_BYTES = 16 * 1024;
 
 /**
  * Find the repository an agent named: the folder must be inside a root on its real path, and its
@@ -130,15 +131,7 @@ async function realInside(path: string, roots: readonly FileRoot[], what: string
 }
 
 async function gitFileTarget(dotGit: string, roots: readonly FileRoot[]): Promise<string> {
-  const handle = await open(dotGit, 'r');
-  let text: string;
-  try {
-    const buffer = Buffer.alloc(GITFILE_MAX_BYTES);
-    const { bytesRead } = await handle.read(buffer, 0, GITFILE_MAX_BYTES, 0);
-    text = buffer.subarray(0, bytesRead).toString('utf8');
-  } finally {
-    await handle.close();
-  }
+  const text = (await readSmall(dotGit)) ?? '';
   const match = /^gitdir: (.+?)\r?\n?$/.exec(text);
   if (match?.[1] === undefined) {
     throw new ToolError('INVALID_PARAMS', `${dotGit} is a file but not a "gitdir:" link`, {
@@ -154,7 +147,7 @@ async function isGitDir(path: string): Promise<boolean> {
 }
 
 async function commonDirOf(gitDir: string, roots: readonly FileRoot[]): Promise<string> {
-  const text = await readFile(join(gitDir, 'commondir'), 'utf8').catch(() => undefined);
+  const text = await readSmall(join(gitDir, 'commondir'));
   if (text === undefined) return gitDir;
   return realInside(resolve(gitDir, text.trim()), roots, 'common git folder (commondir)');
 }
@@ -192,7 +185,7 @@ async function checkEntries(
 
 async function checkAlternates(commonDir: string, roots: readonly FileRoot[]): Promise<void> {
   const objects = join(commonDir, 'objects');
-  const text = await readFile(join(objects, 'info', 'alternates'), 'utf8').catch(() => undefined);
+  const text = await readSmall(join(objects, 'info', 'alternates'));
   if (text === undefined) return;
   for (const line of text.split('\n')) {
     const entry = line.trim();
@@ -201,5 +194,28 @@ async function checkAlternates(commonDir: string, roots: readonly FileRoot[]): P
       throw new ToolError('PERMISSION_DENIED', 'the repository borrows objects from a quoted path');
     }
     await realInside(resolve(objects, entry), roots, 'borrowed object store (alternates)');
+  }
+}
+
+/**
+ * The start of a regular file, or undefined when there is none; a FIFO or a device (which would
+ * block git, or never end) is refused.
+ * @param path the file.
+ */
+async function readSmall(path: string): Promise<string | undefined> {
+  const info = await stat(path).catch(() => undefined);
+  if (info === undefined) return undefined;
+  if (!info.isFile()) {
+    throw new ToolError('INVALID_PARAMS', `${path} is not a regular file; git would not read it`, {
+      data: { reason: 'not_a_repository' },
+    });
+  }
+  const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const buffer = Buffer.alloc(SMALL_FILE_MAX_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, SMALL_FILE_MAX_BYTES, 0);
+    return buffer.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await handle.close();
   }
 }
