@@ -168,6 +168,9 @@ const GIT_ENTRIES = [
   'modules',
 ];
 
+/** The entries above that git reads as files. */
+const FILE_ENTRIES = new Set(['HEAD', 'index', 'config', 'config.worktree', 'packed-refs']);
+
 async function checkEntries(
   gitDir: string,
   commonDir: string,
@@ -179,6 +182,15 @@ async function checkEntries(
       const path = join(dir, entry);
       const info = await lstat(path).catch(() => undefined);
       if (info?.isSymbolicLink() === true) await realInside(path, roots, `.git/${entry} (a link)`);
+      if (info !== undefined && FILE_ENTRIES.has(entry)) {
+        // A FIFO or a device would make git wait forever; git reads these as plain files.
+        const target = await stat(path).catch(() => undefined);
+        if (target !== undefined && !target.isFile()) {
+          throw new ToolError('INVALID_PARAMS', `.git/${entry} is not a regular file`, {
+            data: { reason: 'not_a_repository' },
+          });
+        }
+      }
     }
   }
 }

@@ -201,11 +201,18 @@ describe('git pack: repositories only inside the roots', { timeout: 60_000 }, ()
     }
   });
 
-  it('refuses a git folder whose commondir or alternates is a FIFO instead of hanging', async () => {
-    for (const file of ['commondir', join('objects', 'info', 'alternates')]) {
-      const repo = join(w.vault, `fifo-${file.length}`);
+  it('refuses a git folder whose index, config, refs, commondir or alternates is a FIFO instead of hanging', async () => {
+    for (const file of [
+      'commondir',
+      join('objects', 'info', 'alternates'),
+      'index',
+      'packed-refs',
+      'config',
+    ]) {
+      const repo = join(w.vault, `fifo-${file.replace(/\W/g, '-')}`);
       await mkdir(repo);
       git(repo, 'init', '-q', '-b', 'main');
+      await rm(join(repo, '.git', file), { force: true });
       execFileSync('mkfifo', [join(repo, '.git', file)]);
       await rejectsWith(w.call('git_status', { repo }), 'INVALID_PARAMS');
     }
