@@ -161,14 +161,6 @@ export function branchRefFiles(repo: Repo, branch: string): string[] {
   ];
 }
 
-/**
- * A URL without user-info (a token in `https://user:token@host/` never reaches a note).
- * @param url a remote URL.
- */
-export function withoutCredentials(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, '$1');
-}
-
 /** Argument trimming shared by the tools' normalize functions. */
 export function trimmed<T extends Record<string, unknown>>(args: T, keys: readonly string[]): T {
   const out: Record<string, unknown> = { ...args };

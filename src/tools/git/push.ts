@@ -10,7 +10,6 @@ import {
   sessionFor,
   standaloneExec,
   trimmed,
-  withoutCredentials,
   type RuntimeHolder,
 } from './common.ts';
 import { LOG_FORMAT, parseLog, type LogCommit } from './parse.ts';
@@ -21,7 +20,7 @@ import {
   currentBranch,
   resolveCommit,
 } from './refs.ts';
-import { gitFailure, mustGit, runGit, type GitSession } from './run.ts';
+import { gitFailure, hideCredentials, mustGit, runGit, type GitSession } from './run.ts';
 
 /** Commits a push preview lists at most. */
 const PREVIEW_COMMITS = 50;
@@ -52,7 +51,7 @@ function localPathOf(url: string): string | undefined {
   if (/^[A-Za-z][A-Za-z0-9+.-]*::/.test(url)) {
     throw new ToolError(
       'PERMISSION_DENIED',
-      `the remote URL ${withoutCredentials(url)} uses a transport helper; vaultd pushes over file, ssh and http(s) only`,
+      `the remote URL ${hideCredentials(url)} uses a transport helper; vaultd pushes over file, ssh and http(s) only`,
     );
   }
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(url)?.[1]?.toLowerCase();
@@ -61,7 +60,7 @@ function localPathOf(url: string): string | undefined {
     if (!['ssh', 'git+ssh', 'ssh+git', 'http', 'https'].includes(scheme)) {
       throw new ToolError(
         'PERMISSION_DENIED',
-        `the remote URL ${withoutCredentials(url)} uses ${scheme}, which vaultd does not push over`,
+        `the remote URL ${hideCredentials(url)} uses ${scheme}, which vaultd does not push over`,
       );
     }
     return undefined;
@@ -142,7 +141,7 @@ async function planPush(
     remote,
     branch,
     commit,
-    urls: urls.map(withoutCredentials),
+    urls: urls.map(hideCredentials),
     receivePack: receive,
     commits: commits.slice(0, PREVIEW_COMMITS),
     more: Math.max(0, total - PREVIEW_COMMITS),

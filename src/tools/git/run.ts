@@ -265,12 +265,16 @@ export type GitFailureReason =
  * @param sideEffect whether the command may have changed something.
  */
 export function gitFailure(result: ExecResult, what: string, sideEffect = false): ToolError {
-  const output = `${result.stderr}\n${result.stdout}`.trim();
+  const output = hideCredentials(`${result.stderr}\n${result.stdout}`.trim());
   const reason = classify(result, output);
   const detail = output === '' ? `exit code ${String(result.exitCode)}` : output.slice(0, 2000);
   return new ToolError('EXECUTION_FAILED', `${what}: ${HINTS[reason]}${detail}`, {
     sideEffect,
-    data: { reason, exit_code: result.exitCode, stderr: result.stderr.slice(0, 4000) },
+    data: {
+      reason,
+      exit_code: result.exitCode,
+      stderr: hideCredentials(result.stderr.slice(0, 4000)),
+    },
   });
 }
 
@@ -322,4 +326,12 @@ function classify(result: ExecResult, output: string): GitFailureReason {
     return 'unknown_ref';
   }
   return 'git_failed';
+}
+
+/**
+ * Text with the user-info of every URL in it removed (`https://user:token@host` → `https://host`).
+ * @param text git's output.
+ */
+export function hideCredentials(text: string): string {
+  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/@\s'"]*@/gi, '$1');
 }

@@ -2,7 +2,7 @@
 // checks, and the readers of git's machine output.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { repoOverrides } from '../../../src/tools/git/run.ts';
+import { hideCredentials, repoOverrides } from '../../../src/tools/git/run.ts';
 import { checkBranchName, checkRevision, parseRange } from '../../../src/tools/git/refs.ts';
 import { parseLog, parseNumstat, parseStatus } from '../../../src/tools/git/parse.ts';
 
@@ -184,5 +184,16 @@ describe('git output readers', () => {
       { path: 'pic.png', added: null, deleted: null },
       { path: 'new.md', added: 0, deleted: 0, orig_path: 'old.md' },
     ]);
+  });
+});
+
+describe('credentials in git output', () => {
+  it('removes the user-info of every URL', () => {
+    assert.equal(
+      hideCredentials(
+        "fatal: unable to access 'https://bob:s3cret@example.com/r.git/': 401\nTo http://tok@h/x ok\ngit@github.com:a/b",
+      ),
+      "fatal: unable to access 'https://example.com/r.git/': 401\nTo http://h/x ok\ngit@github.com:a/b",
+    );
   });
 });
