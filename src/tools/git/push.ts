@@ -1,0 +1,252 @@
+import { isAbsolute, resolve } from 'node:path';
+import { defineTool } from '../../protocol/define-tool.ts';
+import { ToolError } from '../../protocol/errors.ts';
+import type { PreviewBasis, Tool, VaultAccess } from '../../protocol/types.ts';
+import { readGitConfig } from './config.ts';
+import {
+  basisOf,
+  branchRefFiles,
+  REPO_PARAM,
+  sessionFor,
+  standaloneExec,
+  trimmed,
+  type RuntimeHolder,
+} from './common.ts';
+import { LOG_FORMAT, parseLog, type LogCommit } from './parse.ts';
+import {
+  branchExists,
+  checkBranchName,
+  checkRemote,
+  currentBranch,
+  resolveCommit,
+} from './refs.ts';
+import { gitFailure, hideCredentials, mustGit, runGit, type GitSession } from './run.ts';
+
+/** Commits a push preview lists at most. */
+const PREVIEW_COMMITS = 50;
+
+interface PushPlan {
+  readonly remote: string;
+  readonly branch: string;
+  readonly commit: string;
+  /** The remote's push URLs, without credentials. */
+  readonly urls: readonly string[];
+  /**
+   * The receiving program, given on the command line: the remote's config may name several
+   * (the first wins), so only `--receive-pack` overrides them all.
+   */
+  readonly receivePack: string;
+  /** Commits on the branch that the remote-tracking branch lacks (newest first, capped). */
+  readonly commits: readonly LogCommit[];
+  readonly more: number;
+  readonly tracking: string | undefined;
+}
+
+/**
+ * Where a push goes: a local repository (a path or `file://`), or a network URL; transport
+ * helpers (`ext::`, `fd::`, `<helper>::`) are refused.
+ * @param url a push URL as git reports it (insteadOf applied).
+ */
+function localPathOf(url: string): string | undefined {
+  if (/^[A-Za-z][A-Za-z0-9+.-]*::/.test(url)) {
+    throw new ToolError(
+      'PERMISSION_DENIED',
+      `the remote URL ${hideCredentials(url)} uses a transport helper; vaultd pushes over file, ssh and http(s) only`,
+    );
+  }
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(url)?.[1]?.toLowerCase();
+  if (scheme === 'file') return decodeURIComponent(url.slice('file://'.length));
+  if (scheme !== undefined) {
+    if (!['ssh', 'git+ssh', 'ssh+git', 'http', 'https'].includes(scheme)) {
+      throw new ToolError(
+        'PERMISSION_DENIED',
+        `the remote URL ${hideCredentials(url)} uses ${scheme}, which vaultd does not push over`,
+      );
+    }
+    return undefined;
+  }
+  // scp-like `host:path` has a colon before any slash; everything else is a local path.
+  const colon = url.indexOf(':');
+  const slash = url.indexOf('/');
+  if (colon > 0 && (slash === -1 || colon < slash)) return undefined;
+  return url;
+}
+
+/**
+ * Work out a push: branch, remote, URLs (a local one must be inside the roots) and the commits
+ * that would be sent.
+ * @param session the repository.
+ * @param files the tool's file access.
+ * @param args the call's arguments.
+ */
+async function planPush(
+  session: GitSession,
+  files: VaultAccess,
+  args: { remote?: string; branch?: string },
+): Promise<PushPlan> {
+  const branch =
+    args.branch === undefined
+      ? await currentBranch(session)
+      : checkBranchName(args.branch, 'branch');
+  if (branch === undefined) {
+    throw new ToolError('INVALID_PARAMS', 'HEAD is detached: name the branch to push');
+  }
+  if (!(await branchExists(session, branch))) {
+    throw new ToolError('INVALID_PARAMS', `${session.repo.display} has no branch ${branch}`, {
+      data: { reason: 'unknown_ref' },
+    });
+  }
+  let remoteName = args.remote;
+  if (remoteName === undefined) {
+    const configured = await runGit(session, ['config', '--get', `branch.${branch}.remote`]);
+    remoteName = configured.exitCode === 0 ? configured.stdout.trim() : 'origin';
+  }
+  const remote = await checkRemote(session, remoteName);
+  const urlsOut = await mustGit(
+    session,
+    ['remote', 'get-url', '--push', '--all', remote],
+    `cannot read the URL of ${remote}`,
+  );
+  const urls = urlsOut.stdout.split('\n').filter((u) => u !== '');
+  let local = false;
+  for (const url of urls) {
+    const path = localPathOf(url);
+    if (path === undefined) continue;
+    local = true;
+    const absolute = isAbsolute(path) ? path : resolve(session.repo.worktree, path);
+    // A local remote is a repository too: inside the roots, writable.
+    await files.resolve(absolute, 'write');
+  }
+  // The receiving side of a local push runs on this machine: its program is fixed, without the
+  // remote repository's hooks or checkout-on-push; over the network it is git's default.
+  const receive = local
+    ? 'git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c receive.denyCurrentBranch=refuse -c receive.procReceiveRefs= receive-pack'
+    : 'git-receive-pack';
+  const commit = await resolveCommit(session, `refs/heads/${branch}`);
+  const trackingRef = `refs/remotes/${remote}/${branch}`;
+  const tracking =
+    (await runGit(session, ['show-ref', '--verify', '--quiet', trackingRef])).exitCode === 0
+      ? trackingRef
+      : undefined;
+  const not = tracking === undefined ? [`--remotes=${remote}`] : [tracking];
+  const log = await mustGit(
+    session,
+    ['log', '-z', LOG_FORMAT, `--max-count=${PREVIEW_COMMITS + 1}`, commit, '--not', ...not, '--'],
+    'git log failed',
+  );
+  const commits = parseLog(log.stdout);
+  const countOut = await runGit(session, ['rev-list', '--count', commit, '--not', ...not, '--']);
+  const total = Number(countOut.stdout.trim()) || commits.length;
+  return {
+    remote,
+    branch,
+    commit,
+    urls: urls.map(hideCredentials),
+    receivePack: receive,
+    commits: commits.slice(0, PREVIEW_COMMITS),
+    more: Math.max(0, total - PREVIEW_COMMITS),
+    tracking,
+  };
+}
+
+/**
+ * The git_push tool.
+ * @param holder the pack's runtime.
+ */
+export function pushTool(holder: RuntimeHolder): Tool {
+  return defineTool<{ repo?: string; remote?: string; branch?: string; force?: boolean }>({
+    name: 'git_push',
+    description:
+      'Push a local branch of a git repository to a remote (same branch name there). Always needs approval; the approval shows the commits that would be pushed. Never forces unless the operator allows it and force: true is given. Returns {remote, branch, commit, pushed}.',
+    parameters: {
+      repo: REPO_PARAM,
+      remote: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 100,
+        description: "the remote's name; default the branch's remote, else origin",
+      },
+      branch: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 200,
+        description: 'the local branch; default the current one',
+      },
+      force: {
+        type: 'boolean',
+        default: false,
+        description: 'force with lease (only when the operator allows it)',
+      },
+    },
+    safety: 'dangerous',
+    categories: ['git'],
+    readOnly: false,
+    idempotent: false,
+    openWorld: true,
+    timeoutMs: 120_000,
+    normalize: (args) => trimmed(args, ['repo', 'remote', 'branch']),
+    async preview(args, ctx) {
+      const session = await sessionFor(
+        holder,
+        ctx.config,
+        ctx.files,
+        args.repo,
+        standaloneExec(ctx.signal),
+        'write',
+      );
+      const plan = await planPush(session, ctx.files, args);
+      const lines = [
+        `Push ${plan.branch} (${plan.commit.slice(0, 12)}) of ${session.repo.display} to ${plan.remote} (${plan.urls.join(', ')})${args.force === true ? ' WITH FORCE (lease)' : ''}.`,
+        plan.tracking === undefined
+          ? `The remote has no ${plan.branch} as far as this repository knows; commits not on any branch of ${plan.remote}:`
+          : `Commits not on ${plan.remote}/${plan.branch} as of the last push:`,
+        ...(plan.commits.length === 0
+          ? ['  (none: the remote is up to date, or the push removes commits there)']
+          : plan.commits.map(
+              (c) => `  ${c.hash.slice(0, 12)} ${c.date.slice(0, 10)} ${c.author}: ${c.subject}`,
+            )),
+        ...(plan.more > 0 ? [`  … and ${plan.more} more`] : []),
+      ];
+      const basis: PreviewBasis[] = [];
+      for (const file of branchRefFiles(session.repo, plan.branch)) basis.push(await basisOf(file));
+      return { kind: 'text', text: lines.join('\n'), basis };
+    },
+    async handler(args, ctx) {
+      const config = readGitConfig(ctx.config);
+      if (args.force === true && !config.allowForcePush) {
+        throw new ToolError(
+          'PERMISSION_DENIED',
+          'force pushes are off (tools.git.allow_force_push); push without force',
+        );
+      }
+      const session = await sessionFor(holder, ctx.config, ctx.files, args.repo, ctx.exec, 'write');
+      const plan = await planPush(session, ctx.files, args);
+      const refspec = `refs/heads/${plan.branch}:refs/heads/${plan.branch}`;
+      const argv = [
+        'push',
+        '--porcelain',
+        '--no-recurse-submodules',
+        ...(config.runHooks ? [] : ['--no-verify']),
+        ...(args.force === true ? [`--force-with-lease=refs/heads/${plan.branch}`] : []),
+        `--receive-pack=${plan.receivePack}`,
+        '--end-of-options',
+        plan.remote,
+        refspec,
+      ];
+      const out = await runGit(session, argv);
+      if (out.exitCode !== 0) {
+        throw gitFailure(out, `cannot push ${plan.branch} to ${plan.remote}`, true);
+      }
+      const upToDate = /^=\t/m.test(out.stdout);
+      return {
+        repo: session.repo.display,
+        remote: plan.remote,
+        urls: plan.urls,
+        branch: plan.branch,
+        commit: plan.commit,
+        up_to_date: upToDate,
+        pushed: upToDate ? [] : plan.commits,
+      };
+    },
+  }) as unknown as Tool;
+}

@@ -1,0 +1,320 @@
+import { join } from 'node:path';
+import { defineTool } from '../../protocol/define-tool.ts';
+import { ToolError } from '../../protocol/errors.ts';
+import type { Effects, PreviewBasis, Tool, VaultAccess } from '../../protocol/types.ts';
+import { readGitConfig } from './config.ts';
+import {
+  basisOf,
+  PATHS_PARAM,
+  pathspecs,
+  REPO_PARAM,
+  sessionFor,
+  standaloneExec,
+  trimmed,
+  type RuntimeHolder,
+} from './common.ts';
+import { parseNumstat } from './parse.ts';
+import { branchExists, checkRevision, currentBranch, resolveCommit } from './refs.ts';
+import { locateRepo } from './repo.ts';
+import { gitFailure, mustGit, runGit, type GitSession } from './run.ts';
+
+/** How long an effects function may look at a repository. */
+const EFFECTS_DEADLINE_MS = 10_000;
+
+// Control characters but tab and line feed have no place in a commit message.
+// eslint-disable-next-line no-control-regex -- control characters are exactly what this finds
+const MESSAGE_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f]/;
+
+/**
+ * Whether the working tree or the index has changes to tracked files.
+ * @param session the repository.
+ */
+async function dirtyFiles(session: GitSession): Promise<string[]> {
+  const out = await mustGit(
+    session,
+    ['status', '--porcelain=v1', '-z', '--untracked-files=no', '--ignore-submodules=all'],
+    'git status failed',
+  );
+  return out.stdout
+    .split('\0')
+    .filter((e) => e.length > 3)
+    .map((e) => e.slice(3));
+}
+
+/**
+ * The identity commits are made with, as git's environment.
+ * @param config the pack's config section.
+ */
+function identityEnv(config: Readonly<Record<string, unknown>>): Record<string, string> {
+  const { author } = readGitConfig(config);
+  return {
+    GIT_AUTHOR_NAME: author.name,
+    GIT_AUTHOR_EMAIL: author.email,
+    GIT_COMMITTER_NAME: author.name,
+    GIT_COMMITTER_EMAIL: author.email,
+  };
+}
+
+/**
+ * Whether a repository is one of the configured scratch repositories.
+ * @param files the tool's file access.
+ * @param config the pack's config section.
+ * @param worktree the repository's working tree (real path).
+ */
+async function isScratch(
+  files: VaultAccess,
+  config: Readonly<Record<string, unknown>>,
+  worktree: string,
+): Promise<boolean> {
+  for (const path of readGitConfig(config).scratchRepos) {
+    // The entry names the repository's own folder, not a folder inside it.
+    const named = await files.resolve(path, 'write').catch(() => undefined);
+    if (named?.path === worktree) return true;
+  }
+  return false;
+}
+
+/**
+ * The tools of the git pack that change a repository in place.
+ * @param holder the pack's runtime.
+ */
+export function writeTools(holder: RuntimeHolder): Tool[] {
+  const gitCheckout = defineTool<{ repo?: string; ref: string }>({
+    name: 'git_checkout',
+    description:
+      'Switch a git repository to a branch (or to a commit, detached). Uncommitted changes are kept; git refuses when they would be overwritten. Cautious; needs approval when the tree has uncommitted changes. Returns {branch, commit, detached}.',
+    parameters: {
+      repo: REPO_PARAM,
+      ref: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 300,
+        description: 'a branch, tag or commit hash',
+      },
+    },
+    required: ['ref'],
+    safety: 'dangerous',
+    async effects(args, facts): Promise<Effects> {
+      const signal = AbortSignal.timeout(EFFECTS_DEADLINE_MS);
+      const session = await sessionFor(
+        holder,
+        facts.config,
+        facts.files,
+        args.repo,
+        standaloneExec(signal),
+        'write',
+      );
+      const dirty = await dirtyFiles(session);
+      return dirty.length > 0
+        ? {
+            safety: 'dangerous',
+            readOnly: false,
+            idempotent: false,
+            reason: `the working tree has uncommitted changes (${dirty.length} file${dirty.length === 1 ? '' : 's'})`,
+          }
+        : { safety: 'cautious', readOnly: false, idempotent: false };
+    },
+    categories: ['git'],
+    timeoutMs: 60_000,
+    normalize: (args) => trimmed(args, ['repo', 'ref']),
+    async preview(args, ctx) {
+      const session = await sessionFor(
+        holder,
+        ctx.config,
+        ctx.files,
+        args.repo,
+        standaloneExec(ctx.signal),
+        'write',
+      );
+      const from = (await currentBranch(session)) ?? '(detached HEAD)';
+      const dirty = await dirtyFiles(session);
+      const lines = [
+        `Switch ${session.repo.display} from ${from} to ${args.ref}.`,
+        dirty.length === 0
+          ? 'The working tree is clean.'
+          : `Uncommitted changes (kept, or git refuses if the switch would overwrite them):\n${dirty
+              .slice(0, 50)
+              .map((f) => `  ${f}`)
+              .join('\n')}`,
+      ];
+      const basis: PreviewBasis[] = [
+        await basisOf(join(session.repo.gitDir, 'index')),
+        await basisOf(join(session.repo.gitDir, 'HEAD')),
+      ];
+      return { kind: 'text', text: lines.join('\n'), basis };
+    },
+    async handler(args, ctx) {
+      const session = await sessionFor(holder, ctx.config, ctx.files, args.repo, ctx.exec, 'write');
+      const ref = checkRevision(args.ref);
+      const isBranch =
+        /^[A-Za-z0-9_][A-Za-z0-9._/-]*$/.test(ref) && (await branchExists(session, ref));
+      const argv = isBranch
+        ? ['switch', '--no-guess', '--no-recurse-submodules', '--quiet', '--end-of-options', ref]
+        : [
+            'switch',
+            '--detach',
+            '--no-recurse-submodules',
+            '--quiet',
+            '--end-of-options',
+            await resolveCommit(session, ref),
+          ];
+      const out = await runGit(session, argv);
+      if (out.exitCode !== 0) throw gitFailure(out, `cannot check out ${ref}`, true);
+      const commit = await resolveCommit(session, 'HEAD');
+      const branch = (await currentBranch(session)) ?? null;
+      return { repo: session.repo.display, branch, commit, detached: branch === null };
+    },
+  });
+
+  const gitAdd = defineTool<{ repo?: string; paths: string[] }>({
+    name: 'git_add',
+    description:
+      'Stage files of a git repository for the next commit (new, changed and deleted files under the given paths). Returns {staged: [{path, added, deleted}]}: everything staged now.',
+    parameters: { repo: REPO_PARAM, paths: { ...PATHS_PARAM, minItems: 1 } },
+    required: ['paths'],
+    safety: 'cautious',
+    categories: ['git'],
+    readOnly: false,
+    idempotent: true,
+    timeoutMs: 60_000,
+    normalize: (args) => trimmed(args, ['repo']),
+    async handler(args, ctx) {
+      const session = await sessionFor(holder, ctx.config, ctx.files, args.repo, ctx.exec, 'write');
+      const specs = await pathspecs(ctx.files, holder, session, args.paths, 'write');
+      const out = await runGit(session, ['add', '--', ...specs]);
+      if (out.exitCode !== 0) throw gitFailure(out, 'git add failed', true);
+      const staged = await mustGit(
+        session,
+        ['diff', '--cached', '--no-ext-diff', '--no-textconv', '--numstat', '-z'],
+        'git diff failed',
+      );
+      return { repo: session.repo.display, staged: parseNumstat(staged.stdout) };
+    },
+  });
+
+  const gitCommit = defineTool<{ repo?: string; message: string; paths?: string[] }>({
+    name: 'git_commit',
+    description:
+      'Commit what is staged in a git repository (or, with paths, the current content of just those tracked paths) with a message. Needs approval unless the repository is a configured scratch repository. Returns {commit, branch, subject, files}.',
+    parameters: {
+      repo: REPO_PARAM,
+      message: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 20_000,
+        description: 'the commit message',
+      },
+      paths: PATHS_PARAM,
+    },
+    required: ['message'],
+    safety: 'dangerous',
+    async effects(args, facts): Promise<Effects> {
+      const repo = await locateRepo(facts.files, args.repo, 'write');
+      return (await isScratch(facts.files, facts.config, repo.worktree))
+        ? { safety: 'cautious', readOnly: false, idempotent: false, reason: 'a scratch repository' }
+        : { safety: 'dangerous', readOnly: false, idempotent: false };
+    },
+    categories: ['git'],
+    timeoutMs: 60_000,
+    normalize(args) {
+      const out = trimmed(args, ['repo']);
+      const message = out.message.normalize('NFC').replace(/\r\n/g, '\n').trim();
+      if (message === '' || MESSAGE_CONTROL.test(message)) {
+        throw new ToolError(
+          'INVALID_PARAMS',
+          'message must be text (no control characters) and not empty',
+        );
+      }
+      return { ...out, message };
+    },
+    async preview(args, ctx) {
+      const session = await sessionFor(
+        holder,
+        ctx.config,
+        ctx.files,
+        args.repo,
+        standaloneExec(ctx.signal),
+        'write',
+      );
+      const specs =
+        args.paths === undefined
+          ? []
+          : await pathspecs(ctx.files, holder, session, args.paths, 'write');
+      const hasHead =
+        (await runGit(session, ['rev-parse', '--verify', '--quiet', 'HEAD'])).exitCode === 0;
+      const against = args.paths === undefined ? ['--cached'] : hasHead ? ['HEAD'] : ['--cached'];
+      const stat = await runGit(session, [
+        'diff',
+        '--no-ext-diff',
+        '--no-textconv',
+        '--no-color',
+        '--stat=100',
+        ...against,
+        '--',
+        ...specs,
+      ]);
+      const { author } = readGitConfig(ctx.config);
+      const branch = (await currentBranch(session)) ?? '(detached HEAD)';
+      const text = [
+        `Commit to ${branch} in ${session.repo.display} as ${author.name} <${author.email}>:`,
+        '',
+        ...args.message.split('\n').map((l) => `    ${l}`),
+        '',
+        stat.stdout.trim() === ''
+          ? '(nothing staged: the commit will fail)'
+          : stat.stdout.trimEnd(),
+      ].join('\n');
+      const basis: PreviewBasis[] = [await basisOf(join(session.repo.gitDir, 'index'))];
+      for (const spec of specs) {
+        if (!spec.startsWith(':(literal)')) continue;
+        basis.push(await basisOf(join(session.repo.worktree, spec.slice(':(literal)'.length))));
+      }
+      return { kind: 'text', text, basis };
+    },
+    async handler(args, ctx) {
+      const session = await sessionFor(holder, ctx.config, ctx.files, args.repo, ctx.exec, 'write');
+      const specs =
+        args.paths === undefined
+          ? []
+          : await pathspecs(ctx.files, holder, session, args.paths, 'write');
+      const config = readGitConfig(ctx.config);
+      const argv = [
+        'commit',
+        '--quiet',
+        '--file=-',
+        '--cleanup=whitespace',
+        ...(config.runHooks ? [] : ['--no-verify']),
+        ...(config.signCommits ? [] : ['--no-gpg-sign']),
+        ...(specs.length === 0 ? [] : ['--', ...specs]),
+      ];
+      const out = await runGit(session, argv, {
+        input: `${args.message}\n`,
+        env: identityEnv(ctx.config),
+      });
+      if (out.exitCode !== 0) {
+        const error = gitFailure(out, `cannot commit in ${session.repo.display}`, false);
+        const reason = (error.data as { reason: string }).reason;
+        // Nothing to commit and unmerged files are refusals before anything was written.
+        if (reason !== 'nothing_to_commit' && reason !== 'merge_conflict') {
+          throw gitFailure(out, `cannot commit in ${session.repo.display}`, true);
+        }
+        throw error;
+      }
+      const commit = await resolveCommit(session, 'HEAD');
+      const files = await mustGit(
+        session,
+        ['show', '--no-ext-diff', '--no-textconv', '--format=', '--numstat', '-z', commit],
+        'git show failed',
+      );
+      return {
+        repo: session.repo.display,
+        commit,
+        branch: (await currentBranch(session)) ?? null,
+        subject: args.message.split('\n', 1)[0] ?? '',
+        files: parseNumstat(files.stdout),
+      };
+    },
+  });
+
+  return [gitCheckout, gitAdd, gitCommit] as unknown as Tool[];
+}
