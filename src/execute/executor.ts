@@ -310,6 +310,9 @@ export class Executor {
       recordIntent,
       changed,
     );
+    // A call that may have changed something (a file written, a commit made) makes every cached
+    // read-only answer stale: the next read asks the tool again.
+    if (!effects.readOnly) this.#cache.clear();
     for (const path of changed) {
       try {
         this.#options.onFileChanged?.({

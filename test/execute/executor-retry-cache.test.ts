@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { ApprovalGate } from '../../src/approval/gate.ts';
+import { compilePolicy } from '../../src/approval/policy.ts';
 import { Executor } from '../../src/execute/index.ts';
 import { ToolError } from '../../src/protocol/index.ts';
 import type { ToolDefinition } from '../../src/protocol/index.ts';
@@ -165,6 +167,31 @@ describe('Executor cache', () => {
     executor.clearCache();
     assert.equal((await run()).metadata.cached, false);
     assert.equal(counter.runs, 3);
+  });
+
+  it('forgets every cached answer once a call that may have changed something ran', async () => {
+    const state = { value: 1 };
+    const { registry } = registryWith(
+      { name: 'read_value', readOnly: true, handler: () => ({ value: state.value }) },
+      {
+        name: 'bump_value',
+        safety: 'cautious',
+        handler: () => {
+          state.value += 1;
+          return 'bumped';
+        },
+      },
+    );
+    const executor = new Executor(registry, {
+      gate: new ApprovalGate({ policy: compilePolicy({}) }),
+    });
+    const read = () => executor.execute({ id: 'r', name: 'read_value', arguments: {} });
+    assert.deepEqual((await read()).data, { value: 1 });
+    assert.equal((await read()).metadata.cached, true);
+    await executor.execute({ id: 'w', name: 'bump_value', arguments: {} });
+    const after = await read();
+    assert.equal(after.metadata.cached, false);
+    assert.deepEqual(after.data, { value: 2 });
   });
 
   it('does not cache failures', async () => {
