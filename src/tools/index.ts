@@ -7,7 +7,13 @@ import { commandsPack } from './commands/index.ts';
 import { gitPack } from './git/index.ts';
 
 /** The packs vaultd ships with, in the order they start: adding a pack is one line here. */
-export const BUILTIN_PACKS: readonly ToolPack[] = [webPack, notifyPack, mcpPack, commandsPack, gitPack];
+export const BUILTIN_PACKS: readonly ToolPack[] = [
+  webPack,
+  notifyPack,
+  mcpPack,
+  commandsPack,
+  gitPack,
+];
 
 /**
  * The tools of the built-in packs that run without any config, as declared (for listings and
