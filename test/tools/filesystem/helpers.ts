@@ -39,11 +39,11 @@ export interface FsSandbox {
    * Call a tool as the pipeline would: validate, then run the handler.
    * @returns content and data, or throws the ToolError.
    */
-  call(tool: Tool<never>, args: Record<string, unknown>): Promise<{ content: string; data: any }>;
+  call(tool: Tool<any>, args: Record<string, unknown>): Promise<{ content: string; data: any }>;
   /** The effects of a call. */
-  effects(tool: Tool<never>, args: Record<string, unknown>): Promise<Effects>;
+  effects(tool: Tool<any>, args: Record<string, unknown>): Promise<Effects>;
   /** The preview of a call. */
-  preview(tool: Tool<never>, args: Record<string, unknown>): Promise<Preview>;
+  preview(tool: Tool<any>, args: Record<string, unknown>): Promise<Preview>;
   cleanup(): Promise<void>;
 }
 
@@ -83,7 +83,7 @@ export async function makeSandbox(
   });
   const changed: string[] = [];
   const files = access.forCall((p) => changed.push(p));
-  const check = (tool: Tool<never>, args: Record<string, unknown>): Record<string, unknown> => {
+  const check = (tool: Tool<any>, args: Record<string, unknown>): Record<string, unknown> => {
     const v = validateArguments(tool as Tool<unknown>, args, config);
     if (!v.ok) throw new ToolError('INVALID_PARAMS', v.message);
     return v.args;
