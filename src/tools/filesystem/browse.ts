@@ -3,7 +3,7 @@ import { defineTool } from '../../protocol/define-tool.ts';
 import { ToolError } from '../../protocol/errors.ts';
 import { toolOutput } from '../../protocol/output.ts';
 import { readFilesystemConfig } from './config.ts';
-import { fsError, inParent, lstatOrNull, pinDir } from './pinned.ts';
+import { fsError, inParent, lstatOrNull, pinDir, swappedIn } from './pinned.ts';
 import { walk, type WalkEntry } from './walk.ts';
 
 const PATH = {
@@ -44,6 +44,7 @@ export const listDirectory = defineTool<{
     const resolved = await ctx.files.resolve(args.path ?? '.', 'read');
     const shown = ctx.files.display(resolved);
     const stat = await lstatOrNull(resolved.path);
+    if (stat?.isSymbolicLink() === true) throw swappedIn(shown);
     if (stat === null) throw new ToolError('EXECUTION_FAILED', `${shown} does not exist`);
     if (!stat.isDirectory()) {
       throw new ToolError(

@@ -203,3 +203,14 @@ export function fsError(error: unknown, shown: string): ToolError {
     (code === undefined ? undefined : say[code]) ?? `${shown}: ${(error as Error).message}`;
   return new ToolError('EXECUTION_FAILED', message, { cause: error });
 }
+
+/**
+ * The error for a path whose real path was checked and that is a link now.
+ * @param shown the path as the agent sees it.
+ */
+export function swappedIn(shown: string): ToolError {
+  return new ToolError(
+    'PERMISSION_DENIED',
+    `${shown} changed while the call ran (a link was swapped in); nothing was done`,
+  );
+}

@@ -3,7 +3,7 @@ import { ToolError } from '../../protocol/errors.ts';
 import { toolOutput } from '../../protocol/output.ts';
 import { looksBinary } from './common.ts';
 import { readFilesystemConfig } from './config.ts';
-import { inParent, lstatOrNull, openForRead } from './pinned.ts';
+import { inParent, lstatOrNull, openForRead, swappedIn } from './pinned.ts';
 import { compilePathGlob } from './path-glob.ts';
 import { regexMatcher, type LineMatch, type RegexMatcher } from './regex-worker.ts';
 import { walk } from './walk.ts';
@@ -51,6 +51,7 @@ export const searchFiles = defineTool<SearchArgs>({
     const base = await ctx.files.resolve(args.path ?? '.', 'read');
     const shown = ctx.files.display(base);
     const stat = await lstatOrNull(base.path);
+    if (stat?.isSymbolicLink() === true) throw swappedIn(shown);
     if (stat?.isDirectory() !== true) {
       throw new ToolError(
         'EXECUTION_FAILED',

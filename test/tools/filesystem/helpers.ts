@@ -7,7 +7,13 @@ import { join } from 'node:path';
 import { effectsOf } from '../../../src/protocol/effects.ts';
 import { ToolError } from '../../../src/protocol/errors.ts';
 import { isToolOutput } from '../../../src/protocol/output.ts';
-import type { Effects, Preview, Tool } from '../../../src/protocol/types.ts';
+import type {
+  Effects,
+  Preview,
+  ResolvedPath,
+  Tool,
+  VaultAccess,
+} from '../../../src/protocol/types.ts';
 import { validateArguments } from '../../../src/protocol/validate.ts';
 import { createVaultAccess, type RootSpec, type SharedAccess } from '../../../src/vault/access.ts';
 import { makeContext } from '../context.ts';
@@ -24,6 +30,13 @@ export const VAULTD_FOLDERS = [
   'Logs',
 ];
 
+/** Runs right after the access resolved a path: a test swaps a link in here, between check and use. */
+export type ResolveHook = (
+  path: string,
+  mode: 'read' | 'write',
+  resolved: ResolvedPath,
+) => Promise<void>;
+
 /** A sandbox: a temp folder holding the vault, a sibling `vault2`, and an outside folder. */
 export interface FsSandbox {
   /** Parent of everything (real path). */
@@ -39,7 +52,11 @@ export interface FsSandbox {
    * Call a tool as the pipeline would: validate, then run the handler.
    * @returns content and data, or throws the ToolError.
    */
-  call(tool: Tool<any>, args: Record<string, unknown>): Promise<{ content: string; data: any }>;
+  call(
+    tool: Tool<any>,
+    args: Record<string, unknown>,
+    afterResolve?: ResolveHook,
+  ): Promise<{ content: string; data: any }>;
   /** The effects of a call. */
   effects(tool: Tool<any>, args: Record<string, unknown>): Promise<Effects>;
   /** The preview of a call. */
@@ -94,10 +111,21 @@ export async function makeSandbox(
     outside,
     access,
     changed,
-    async call(tool, args) {
+    async call(tool, args, afterResolve) {
       const checked = check(tool, args);
       const { ctx } = makeContext(config, vault);
-      const out: unknown = await (tool as Tool).handler(checked, { ...ctx, files });
+      const hooked: VaultAccess =
+        afterResolve === undefined
+          ? files
+          : {
+              ...files,
+              resolve: async (path, mode) => {
+                const resolved = await files.resolve(path, mode);
+                await afterResolve(path, mode, resolved);
+                return resolved;
+              },
+            };
+      const out: unknown = await (tool as Tool).handler(checked, { ...ctx, files: hooked });
       if (isToolOutput(out)) return { content: out.content, data: out.data };
       return { content: String(out), data: undefined };
     },
