@@ -5,7 +5,7 @@ import { ToolError } from '../../protocol/errors.ts';
 import { toolOutput } from '../../protocol/output.ts';
 import type { PreviewBasis, ResolvedPath, ToolContext, VaultAccess } from '../../protocol/types.ts';
 import { isInside } from '../../vault/access.ts';
-import { basisOf, readTextFile, resolvePath, sha256, unifiedDiff } from './common.ts';
+import { basisOf, readTextFile, resolvePath, sha256, softPreview, unifiedDiff } from './common.ts';
 import { readFilesystemConfig, type FilesystemConfig } from './config.ts';
 import {
   fsError,
@@ -99,7 +99,7 @@ export const copyFile = defineTool<TwoPaths>({
   safety: 'dangerous',
   idempotent: false,
   categories: ['filesystem'],
-  async preview(args, ctx) {
+  preview: softPreview(async (args: TwoPaths, ctx) => {
     const config = readFilesystemConfig(ctx.config);
     const src = await ctx.files.resolve(args.source, 'read');
     const dest = await ctx.files.resolve(args.destination, 'write');
@@ -127,7 +127,7 @@ export const copyFile = defineTool<TwoPaths>({
       text: `Copy ${from} to ${to}${state.basis.sha256 === null ? ' (a new file)' : ' (replacing it)'}`,
       basis,
     };
-  },
+  }),
   async handler(args, ctx) {
     const config = readFilesystemConfig(ctx.config);
     const src = await resolvePath(ctx.files, args.source, 'read');
@@ -197,7 +197,7 @@ export const moveFile = defineTool<TwoPaths>({
   safety: 'dangerous',
   idempotent: false,
   categories: ['filesystem'],
-  async preview(args, ctx) {
+  preview: softPreview(async (args: TwoPaths, ctx) => {
     const config = readFilesystemConfig(ctx.config);
     const src = await ctx.files.resolve(args.source, 'write');
     const dest = await ctx.files.resolve(args.destination, 'write');
@@ -221,7 +221,7 @@ export const moveFile = defineTool<TwoPaths>({
       text: `Move ${what} ${from} to ${to}${state.basis.sha256 === null ? '' : `, replacing the file ${to}`}`,
       basis,
     };
-  },
+  }),
   async handler(args, ctx) {
     const config = readFilesystemConfig(ctx.config);
     const src = await resolvePath(ctx.files, args.source, 'write', true);
@@ -287,7 +287,7 @@ export const deleteFile = defineTool<{ path: string; recursive?: boolean }>({
   safety: 'dangerous',
   idempotent: false,
   categories: ['filesystem'],
-  async preview(args, ctx) {
+  preview: softPreview(async (args: { path: string; recursive?: boolean }, ctx) => {
     const config = readFilesystemConfig(ctx.config);
     const resolved = await resolvePath(ctx.files, args.path, 'write', true);
     const shown = ctx.files.display(resolved);
@@ -308,7 +308,7 @@ export const deleteFile = defineTool<{ path: string; recursive?: boolean }>({
       };
     }
     return folderPreview(ctx.files, config, resolved, shown, args.recursive === true);
-  },
+  }),
   async handler(args, ctx) {
     return deleteHandler(args, ctx);
   },

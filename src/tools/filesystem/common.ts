@@ -1,7 +1,13 @@
 import { createHash } from 'node:crypto';
 import { createTwoFilesPatch } from 'diff';
 import { ToolError } from '../../protocol/errors.ts';
-import type { PreviewBasis, ResolvedPath, VaultAccess } from '../../protocol/types.ts';
+import type {
+  Preview,
+  PreviewBasis,
+  PreviewContext,
+  ResolvedPath,
+  VaultAccess,
+} from '../../protocol/types.ts';
 import { isInside } from '../../vault/access.ts';
 import type { FilesystemConfig } from './config.ts';
 import { fsError, inParent, openForRead } from './pinned.ts';
@@ -172,4 +178,22 @@ export function diffStats(diff: string): { added: number; removed: number } {
  */
 export function basisOf(resolved: ResolvedPath, file: TextFile | null): PreviewBasis {
   return { path: resolved.path, sha256: file === null ? null : file.sha256 };
+}
+
+/**
+ * A preview that tells the human when the call will fail (a path refused, a file missing) instead
+ * of showing nothing.
+ * @param make the preview.
+ */
+export function softPreview<A>(
+  make: (args: A, ctx: PreviewContext) => Promise<Preview | undefined>,
+): (args: A, ctx: PreviewContext) => Promise<Preview | undefined> {
+  return async (args, ctx) => {
+    try {
+      return await make(args, ctx);
+    } catch (error) {
+      if (!(error instanceof ToolError)) throw error;
+      return { kind: 'text', text: `This call will fail: ${error.message}` };
+    }
+  };
 }

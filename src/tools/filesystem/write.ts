@@ -11,6 +11,7 @@ import {
   readTextFile,
   resolvePath,
   sha256,
+  softPreview,
   unifiedDiff,
 } from './common.ts';
 import { readFilesystemConfig } from './config.ts';
@@ -87,7 +88,7 @@ export const writeFile = defineTool<WriteArgs>({
       (r, shown) => (r.exists ? `replaces ${shown}` : `creates ${shown}`),
       args.create_only !== true,
     ),
-  async preview(args, ctx) {
+  preview: softPreview(async (args: WriteArgs, ctx) => {
     const resolved = await ctx.files.resolve(args.path, 'write');
     const shown = ctx.files.display(resolved);
     const config = readFilesystemConfig(ctx.config);
@@ -109,7 +110,7 @@ export const writeFile = defineTool<WriteArgs>({
       text: unifiedDiff(shown, current?.text ?? null, args.content),
       basis: [basisOf(resolved, current)],
     };
-  },
+  }),
   async handler(args, ctx) {
     const config = readFilesystemConfig(ctx.config);
     const resolved = await resolvePath(ctx.files, args.path, 'write', true);
@@ -180,7 +181,7 @@ export const editFile = defineTool<EditArgs>({
     args.dry_run === true
       ? { safety: 'safe', readOnly: true, idempotent: true, reason: 'dry run: shows the diff only' }
       : changeEffects(args.path, facts, (_r, shown) => `edits ${shown}`, false),
-  async preview(args, ctx) {
+  preview: softPreview(async (args: EditArgs, ctx) => {
     if (args.dry_run === true) return undefined;
     const resolved = await ctx.files.resolve(args.path, 'write');
     const shown = ctx.files.display(resolved);
@@ -202,7 +203,7 @@ export const editFile = defineTool<EditArgs>({
         basis: [basisOf(resolved, current)],
       };
     }
-  },
+  }),
   async handler(args, ctx) {
     const config = readFilesystemConfig(ctx.config);
     const resolved = await resolvePath(

@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-explicit-any -- results carry JSON data of many shapes */
 // The tools of the filesystem pack that change files: what they write, their per-call effects,
 // their previews (unified diffs with the basis they were made from) and their errors.
 import assert from 'node:assert/strict';
@@ -84,6 +83,12 @@ describe('write_file', () => {
     assert.deepEqual(fresh.basis, [{ path: join(box.vault, 'Notes', 'fresh.md'), sha256: null }]);
     await writeFile(join(box.vault, 'Notes', 'fresh.md'), 'someone was first\n');
     assert.equal((await changedBasis(fresh.basis)).length, 1);
+  });
+
+  it('tells the human in the preview when the call will be refused', async () => {
+    const preview = await box.preview(writeTool, { path: 'Approved/mine.md', content: 'x' });
+    assert.equal(preview.kind, 'text');
+    assert.match(preview.text, /^This call will fail: .*belongs to vaultd/);
   });
 
   it('refuses content over max_write_bytes', async () => {
