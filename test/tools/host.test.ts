@@ -130,6 +130,7 @@ describe('PackHost', () => {
         ['notify', true],
         ['mcp', true],
         ['commands', true],
+        ['filesystem', false],
         ['live', true],
         ['quiet', false],
       ],

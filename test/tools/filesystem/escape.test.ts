@@ -200,6 +200,22 @@ describe('path escapes', () => {
     }
   });
 
+  it('takes odd Unicode, encoded dots and backslashes as names inside the vault, never as a way out', async () => {
+    for (const path of [
+      '\uff0e\uff0e/outside/x.txt',
+      '%2e%2e/outside/x.txt',
+      '..\\outside\\x.txt',
+      '\u2025/x.txt',
+      'Notes/\u202e/txt.exe',
+    ]) {
+      await box.call(writeTool, { path, content: 'inside\n' });
+      assert.equal(await readFile(join(box.vault, path), 'utf8'), 'inside\n');
+      assert.equal((await box.call(readTool, { path })).content, 'inside\n');
+      await box.call(deleteFile, { path });
+    }
+    assert.deepEqual(await readdir(box.outside), ['secret.txt']);
+  });
+
   it('reads a read-only root and refuses writes to it', async () => {
     const shared = join(box.base, 'shared', 'doc.txt');
     assert.equal((await box.call(readTool, { path: shared })).content, 'shared doc\n');
