@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isAbsolute, resolve } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import { ToolError } from '../../protocol/errors.ts';
 import type {
@@ -58,6 +59,35 @@ export async function inScratch(
     }
   }
   return false;
+}
+
+/**
+ * Refuse a write whose path named a scratch folder (so its call ran without a human) but whose
+ * real path is now elsewhere: a link swapped in after the call's level was decided.
+ * @param files the call's access.
+ * @param config the pack's config.
+ * @param path the path the agent gave.
+ * @param resolved its real path now.
+ */
+export async function checkStillScratch(
+  files: VaultAccess,
+  config: FilesystemConfig,
+  path: string,
+  resolved: ResolvedPath,
+): Promise<void> {
+  if (config.scratch.length === 0 || (await inScratch(files, config, resolved))) return;
+  const first = files.roots[0];
+  if (first === undefined) return;
+  const lexical = isAbsolute(path) ? resolve(path) : resolve(first.path, path);
+  for (const folder of config.scratch) {
+    const scratch = await files.resolve(folder, 'write').catch(() => undefined);
+    if (scratch !== undefined && isInside(lexical, scratch.path)) {
+      throw new ToolError(
+        'PERMISSION_DENIED',
+        `${path} is in the scratch folder ${folder} but now leads to ${files.display(resolved)} (a link was swapped in); nothing was written`,
+      );
+    }
+  }
 }
 
 /**

@@ -6,6 +6,7 @@ import { toolOutput } from '../../protocol/output.ts';
 import type { CallFacts, Effects, ResolvedPath, VaultAccess } from '../../protocol/types.ts';
 import {
   basisOf,
+  checkStillScratch,
   diffStats,
   inScratch,
   readTextFile,
@@ -115,6 +116,7 @@ export const writeFile = defineTool<WriteArgs>({
     const config = readFilesystemConfig(ctx.config);
     const resolved = await resolvePath(ctx.files, args.path, 'write', true);
     const shown = ctx.files.display(resolved);
+    await checkStillScratch(ctx.files, config, args.path, resolved);
     const bytes = Buffer.from(args.content, 'utf8');
     if (bytes.length > config.maxWriteBytes) {
       throw new ToolError(
@@ -213,6 +215,7 @@ export const editFile = defineTool<EditArgs>({
       true,
     );
     const shown = ctx.files.display(resolved);
+    if (args.dry_run !== true) await checkStillScratch(ctx.files, config, args.path, resolved);
     const current = await readTextFile(resolved, shown, config.maxEditBytes);
     if (current === null)
       throw new ToolError('EXECUTION_FAILED', `${shown} does not exist; create it with write_file`);

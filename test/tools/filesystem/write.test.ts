@@ -2,7 +2,7 @@
 // their previews (unified diffs with the basis they were made from) and their errors.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { changedBasis } from '../../../src/pipeline/preview.ts';
@@ -66,6 +66,21 @@ describe('write_file', () => {
       (await box.effects(writeTool, { path: 'Scratch2/z.md', content: 'x' })).safety,
       'dangerous',
     );
+  });
+
+  it('refuses a scratch write whose name became a link out of the scratch folder after its level was decided', async () => {
+    await writeFile(join(box.vault, 'Scratch', 'x.md'), 'scratch\n');
+    const args = { path: 'Scratch/x.md', content: 'overwritten\n' };
+    assert.equal((await box.effects(writeTool, args)).safety, 'cautious');
+    await rm(join(box.vault, 'Scratch', 'x.md'));
+    await symlink(join(box.vault, 'Notes', 'a.md'), join(box.vault, 'Scratch', 'x.md'));
+    await refused(box.call(writeTool, args), 'PERMISSION_DENIED', /now leads to Notes\/a\.md/);
+    await refused(
+      box.call(editFile, { path: 'Scratch/x.md', edits: [{ old_text: 'alpha', new_text: 'x' }] }),
+      'PERMISSION_DENIED',
+      /a link was swapped in/,
+    );
+    assert.equal(await read('Notes/a.md'), 'alpha\nbeta\ngamma\n');
   });
 
   it('previews a diff whose basis notices a change of the file', async () => {
