@@ -69,7 +69,7 @@ export const listDirectory = defineTool<{
           full = true;
           return false;
         }
-        const s = await lstatOrNull(entry.path);
+        const s = await lstatOrNull(entry.at);
         entries.push({
           path: entry.relative,
           type: entry.type,

@@ -1,9 +1,11 @@
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { defineTool } from '../../protocol/define-tool.ts';
 import { ToolError } from '../../protocol/errors.ts';
 import { toolOutput } from '../../protocol/output.ts';
 import { looksBinary } from './common.ts';
 import { readFilesystemConfig } from './config.ts';
-import { inParent, lstatOrNull, openForRead, swappedIn } from './pinned.ts';
+import { lstatOrNull, swappedIn } from './pinned.ts';
 import { compilePathGlob } from './path-glob.ts';
 import { regexMatcher, type LineMatch, type RegexMatcher } from './regex-worker.ts';
 import { walk } from './walk.ts';
@@ -99,7 +101,7 @@ export const searchFiles = defineTool<SearchArgs>({
           if (hits.length >= max) return false;
           if (!matchesName(entry.relative)) return true;
           if (args.content === undefined) {
-            const s = await lstatOrNull(entry.path);
+            const s = await lstatOrNull(entry.at);
             hits.push({
               path: prefix(entry.relative),
               type: entry.type,
@@ -108,7 +110,7 @@ export const searchFiles = defineTool<SearchArgs>({
             return true;
           }
           if (entry.type !== 'file') return true;
-          const text = await readForSearch(entry.path, config.maxEditBytes);
+          const text = await readForSearch(entry.at, config.maxEditBytes);
           if (text === null) {
             skipped++;
             return true;
@@ -176,21 +178,26 @@ function literalMatches(
   return out;
 }
 
-/** A file's text for searching, or null when it is binary, too large or gone. */
-async function readForSearch(path: string, maxBytes: number): Promise<string | null> {
+/**
+ * A file's text for searching, or null when it is binary, too large, gone or a link by now.
+ * @param at the file named through its pinned folder.
+ * @param maxBytes the size cap.
+ */
+async function readForSearch(at: string, maxBytes: number): Promise<string | null> {
+  let handle;
   try {
-    return await inParent(path, async (dir, name) => {
-      const handle = await openForRead(dir, name, name);
-      try {
-        const stat = await handle.stat();
-        if (!stat.isFile() || stat.size > maxBytes) return null;
-        const bytes = await handle.readFile();
-        return looksBinary(bytes, true) ? null : bytes.toString('utf8');
-      } finally {
-        await handle.close();
-      }
-    });
+    handle = await open(at, constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch {
     return null;
+  }
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile() || stat.size > maxBytes) return null;
+    const bytes = await handle.readFile();
+    return looksBinary(bytes, true) ? null : bytes.toString('utf8');
+  } catch {
+    return null;
+  } finally {
+    await handle.close();
   }
 }

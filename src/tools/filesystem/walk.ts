@@ -8,6 +8,8 @@ import { pinDir } from './pinned.ts';
 export interface WalkEntry {
   /** Absolute real path (the entry itself, not a link's target). */
   readonly path: string;
+  /** The entry named through its pinned folder: valid only during the visit. */
+  readonly at: string;
   /** Path relative to where the walk started, `/`-separated. */
   readonly relative: string;
   readonly type: 'file' | 'directory' | 'symlink' | 'other';
@@ -57,43 +59,48 @@ export async function walk(
     const folder = queue.shift();
     if (folder === undefined) break;
     const dir = await pinDir(folder.path);
-    let names;
     try {
-      names = await readdir(dir.entry(''), { withFileTypes: true });
-    } finally {
-      await dir.close();
-    }
-    names.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const d of names) {
-      if (options.signal?.aborted === true) return 'time';
-      if (options.deadline !== undefined && Date.now() > options.deadline) return 'time';
-      if (visited >= options.maxVisited) return 'count';
-      visited++;
-      const path = join(folder.path, d.name);
-      const relative = folder.relative === '' ? d.name : `${folder.relative}/${d.name}`;
-      const type = d.isSymbolicLink()
-        ? 'symlink'
-        : d.isDirectory()
-          ? 'directory'
-          : d.isFile()
-            ? 'file'
-            : 'other';
-      // A link is checked as a folder entry, never through its target: removing or moving a link
-      // that points out of the roots touches only the link.
-      if (type === 'directory' || (options.mode === 'write' && type !== 'symlink')) {
-        try {
-          await files.resolve(path, options.mode);
-        } catch (error) {
-          if (options.mode === 'write') throw error;
-          continue; // a folder no tool may read (vaultd's state) is left out
+      const names = await readdir(dir.entry(''), { withFileTypes: true });
+      names.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      for (const d of names) {
+        if (options.signal?.aborted === true) return 'time';
+        if (options.deadline !== undefined && Date.now() > options.deadline) return 'time';
+        if (visited >= options.maxVisited) return 'count';
+        visited++;
+        const path = join(folder.path, d.name);
+        const relative = folder.relative === '' ? d.name : `${folder.relative}/${d.name}`;
+        const type = d.isSymbolicLink()
+          ? 'symlink'
+          : d.isDirectory()
+            ? 'directory'
+            : d.isFile()
+              ? 'file'
+              : 'other';
+        // A link is checked as a folder entry, never through its target: removing or moving a
+        // link that points out of the roots touches only the link.
+        if (type === 'directory' || (options.mode === 'write' && type !== 'symlink')) {
+          try {
+            await files.resolve(path, options.mode);
+          } catch (error) {
+            if (options.mode === 'write') throw error;
+            continue; // a folder no tool may read (vaultd's state) is left out
+          }
+        }
+        const entry: WalkEntry = {
+          path,
+          at: dir.entry(d.name),
+          relative,
+          type,
+          depth: folder.depth + 1,
+        };
+        if (!(await visit(entry))) return cut;
+        if (type === 'directory') {
+          if (folder.depth + 1 > options.maxDepth) cut ??= 'depth';
+          else queue.push({ path, relative, depth: folder.depth + 1 });
         }
       }
-      const entry: WalkEntry = { path, relative, type, depth: folder.depth + 1 };
-      if (!(await visit(entry))) return cut;
-      if (type === 'directory') {
-        if (folder.depth + 1 > options.maxDepth) cut ??= 'depth';
-        else queue.push({ path, relative, depth: folder.depth + 1 });
-      }
+    } finally {
+      await dir.close();
     }
   }
   return cut;
