@@ -38,6 +38,8 @@ export const listDirectory = defineTool<{
   safety: 'safe',
   readOnly: true,
   idempotent: true,
+  // Files change under the agent (its own writes, a human's edits): never answer from the cache.
+  cacheable: false,
   categories: ['filesystem'],
   async handler(args, ctx) {
     const config = readFilesystemConfig(ctx.config);
@@ -112,6 +114,8 @@ export const fileInfo = defineTool<{ path: string }>({
   safety: 'safe',
   readOnly: true,
   idempotent: true,
+  // Files change under the agent (its own writes, a human's edits): never answer from the cache.
+  cacheable: false,
   categories: ['filesystem'],
   async handler(args, ctx) {
     const resolved = await ctx.files.resolve(args.path, 'read');

@@ -40,6 +40,8 @@ export const readFile = defineTool<ReadArgs>({
   safety: 'safe',
   readOnly: true,
   idempotent: true,
+  // Files change under the agent (its own writes, a human's edits): never answer from the cache.
+  cacheable: false,
   categories: ['filesystem'],
   async handler(args, ctx) {
     if (args.tail !== undefined && (args.start_line !== undefined || args.end_line !== undefined)) {

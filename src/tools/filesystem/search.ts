@@ -45,6 +45,8 @@ export const searchFiles = defineTool<SearchArgs>({
   safety: 'safe',
   readOnly: true,
   idempotent: true,
+  // Files change under the agent (its own writes, a human's edits): never answer from the cache.
+  cacheable: false,
   categories: ['filesystem'],
   async handler(args, ctx) {
     const config = readFilesystemConfig(ctx.config);

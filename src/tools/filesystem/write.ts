@@ -178,6 +178,7 @@ export const editFile = defineTool<EditArgs>({
   },
   required: ['path', 'edits'],
   safety: 'dangerous',
+  cacheable: false,
   categories: ['filesystem'],
   effects: async (args, facts) =>
     args.dry_run === true

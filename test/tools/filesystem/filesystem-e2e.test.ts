@@ -81,6 +81,22 @@ describe('filesystem pack end to end', { timeout: 120_000 }, () => {
     assert.equal(await file('Scratch/tmp.md'), 'draft\n');
   });
 
+  it('reads what is on disk now, never an older result from the cache', async () => {
+    await vault.drop(
+      'read-1.md',
+      note('Read 1', callBlock('read_file', { path: 'Scratch/tmp.md' }, 'r')),
+    );
+    assert.equal(resultsOf(await waitInFolder(vault, 'read-1.md', 'Done'))[0]?.content, 'draft\n');
+    await writeFile(join(vault.root, 'Scratch', 'tmp.md'), 'edited by a human\n');
+    await vault.drop(
+      'read-2.md',
+      note('Read 2', callBlock('read_file', { path: 'Scratch/tmp.md' }, 'r')),
+    );
+    const [again] = resultsOf(await waitInFolder(vault, 'read-2.md', 'Done'));
+    assert.equal(again?.content, 'edited by a human\n');
+    assert.equal(again?.metadata['cached'], false);
+  });
+
   it('waits for approval with a diff preview, then writes when approved from the command line', async () => {
     await vault.drop(
       'write.md',
