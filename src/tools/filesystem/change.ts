@@ -8,6 +8,7 @@ import { isInside } from '../../vault/access.ts';
 import { basisOf, readTextFile, resolvePath, sha256, softPreview, unifiedDiff } from './common.ts';
 import { readFilesystemConfig, type FilesystemConfig } from './config.ts';
 import {
+  checkSingleLink,
   fsError,
   lstatOrNull,
   openForRead,
@@ -171,6 +172,7 @@ async function readBytes(
       if (stat.isDirectory())
         throw new ToolError('EXECUTION_FAILED', `${shown} is a folder; copy_file copies files`);
       if (!stat.isFile()) throw new ToolError('EXECUTION_FAILED', `${shown} is not a regular file`);
+      checkSingleLink(stat.nlink, shown);
       if (stat.size > max)
         throw new ToolError(
           'EXECUTION_FAILED',

@@ -11,7 +11,7 @@ import type {
 } from '../../protocol/types.ts';
 import { isInside } from '../../vault/access.ts';
 import type { FilesystemConfig } from './config.ts';
-import { fsError, inParent, openForRead } from './pinned.ts';
+import { checkSingleLink, fsError, inParent, openForRead } from './pinned.ts';
 
 /** Bytes looked at to tell text from binary. */
 const SNIFF_BYTES = 8192;
@@ -149,6 +149,7 @@ export async function readTextFile(
       if (stat.isDirectory())
         throw new ToolError('EXECUTION_FAILED', `${shown} is a folder, not a file`);
       if (!stat.isFile()) throw new ToolError('EXECUTION_FAILED', `${shown} is not a regular file`);
+      checkSingleLink(stat.nlink, shown);
       if (stat.size > maxBytes) {
         throw new ToolError(
           'EXECUTION_FAILED',

@@ -214,3 +214,18 @@ export function swappedIn(shown: string): ToolError {
     `${shown} changed while the call ran (a link was swapped in); nothing was done`,
   );
 }
+
+/**
+ * Refuse a file with other hard links: one of them may be outside the roots, and nothing tells
+ * where (a link made by someone who could write in the vault, to a file vaultd may read).
+ * @param nlink the file's link count.
+ * @param shown the path as the agent sees it.
+ */
+export function checkSingleLink(nlink: number, shown: string): void {
+  if (nlink > 1) {
+    throw new ToolError(
+      'PERMISSION_DENIED',
+      `${shown} has ${nlink - 1} other hard link(s), which may be outside the roots; vaultd does not read it`,
+    );
+  }
+}

@@ -4,7 +4,7 @@ import { ToolError } from '../../protocol/errors.ts';
 import { toolOutput } from '../../protocol/output.ts';
 import { looksBinary } from './common.ts';
 import { readFilesystemConfig } from './config.ts';
-import { fsError, inParent, openForRead } from './pinned.ts';
+import { checkSingleLink, fsError, inParent, openForRead } from './pinned.ts';
 
 /** Bytes read from disk at a time. */
 const CHUNK = 64 * 1024;
@@ -69,6 +69,7 @@ export const readFile = defineTool<ReadArgs>({
         }
         if (!stat.isFile())
           throw new ToolError('EXECUTION_FAILED', `${shown} is not a regular file`);
+        checkSingleLink(stat.nlink, shown);
         const head = Buffer.alloc(Math.min(stat.size, 8192));
         await handle.read(head, 0, head.length, 0);
         if (looksBinary(head, stat.size <= head.length)) {

@@ -194,7 +194,7 @@ async function readForSearch(at: string, maxBytes: number): Promise<string | nul
   }
   try {
     const stat = await handle.stat();
-    if (!stat.isFile() || stat.size > maxBytes) return null;
+    if (!stat.isFile() || stat.nlink > 1 || stat.size > maxBytes) return null;
     const bytes = await handle.readFile();
     return looksBinary(bytes, true) ? null : bytes.toString('utf8');
   } catch {

@@ -6,7 +6,17 @@
 // roots. After each attack, the files outside are as they were.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import {
+  link,
+  mkdir,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  symlink,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import type { Tool } from '../../../src/protocol/types.ts';
@@ -223,6 +233,27 @@ describe('path escapes', () => {
       await refused(box.call(tool, args), 'PERMISSION_DENIED', /read-only/);
     }
     assert.equal(await readFile(shared, 'utf8'), 'shared doc\n');
+  });
+
+  it('refuses to read a file with another hard link, which may be outside the roots', async () => {
+    await link(join(box.outside, 'secret.txt'), join(box.vault, 'Notes', 'hard.txt'));
+    try {
+      for (const [tool, args] of [
+        [readTool, { path: 'Notes/hard.txt' }],
+        [copyFile, { source: 'Notes/hard.txt', destination: 'Notes/stolen.txt' }],
+        [editFile, { path: 'Notes/hard.txt', edits: [{ old_text: 'secret', new_text: 'x' }] }],
+      ] as [Tool<any>, Record<string, unknown>][]) {
+        await refused(box.call(tool, args), 'PERMISSION_DENIED', /other hard link/);
+      }
+      const found = await box.call(searchFiles, {
+        pattern: '*',
+        path: 'Notes',
+        content: 'outside',
+      });
+      assert.deepEqual(found.data.matches, []);
+    } finally {
+      await unlink(join(box.vault, 'Notes', 'hard.txt'));
+    }
   });
 
   it('refuses a loop of links', async () => {

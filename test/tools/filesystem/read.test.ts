@@ -228,6 +228,21 @@ describe('list_directory, search_files and file_info', () => {
     }
   });
 
+  it('bounds a search by depth and by the entries it looks at, and says so', async () => {
+    const deep = await box.call(searchFiles, { pattern: 'far.md', path: 'Projects' });
+    assert.deepEqual(deep.data.matches, []);
+    assert.match(deep.data.truncated_reason, /deeper than 3 levels/);
+    const few = await makeSandbox({ max_visited: 3 });
+    try {
+      for (const n of [1, 2, 3, 4, 5]) await writeFile(join(few.vault, 'Notes', `n${n}.md`), 'x\n');
+      const { data } = await few.call(searchFiles, { pattern: '*.md', path: 'Notes' });
+      assert.equal(data.matches.length, 3);
+      assert.match(data.truncated_reason, /after looking at 3 entries/);
+    } finally {
+      await few.cleanup();
+    }
+  });
+
   it('bounds a search by max_results', async () => {
     const { data } = await box.call(searchFiles, {
       pattern: '*',
