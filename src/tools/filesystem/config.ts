@@ -47,11 +47,8 @@ export const filesystemConfigSchema: JsonSchema = {
       items: {
         type: 'object',
         properties: {
-          name: {
-            type: 'string',
-            pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$',
-            not: { const: 'vault' },
-          },
+          // `vault` is the vault's own name.
+          name: { type: 'string', pattern: '^(?!vault$)[A-Za-z0-9][A-Za-z0-9_.-]*$' },
           path: { type: 'string', minLength: 1 },
           writable: { type: 'boolean', default: false },
         },
