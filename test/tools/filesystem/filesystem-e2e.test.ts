@@ -157,6 +157,46 @@ describe('filesystem pack end to end', { timeout: 120_000 }, () => {
     assert.equal(await file('Notes/race.md'), 'ONE\ntwo\n');
   });
 
+  it('creates a folder at once, and copies, moves and deletes once a human ticks each call', async () => {
+    await vault.drop(
+      'dir.md',
+      note('Dir', callBlock('create_directory', { path: 'Archive/2026' }, 'd')),
+    );
+    const [made] = resultsOf(await waitInFolder(vault, 'dir.md', 'Done'));
+    assert.equal(made?.metadata['safety_level'], 'cautious');
+    await writeFile(join(vault.root, 'Notes', 'old.md'), 'old\n');
+    await writeFile(join(vault.root, 'Notes', 'gone.md'), 'bye\n');
+    await vault.drop(
+      'tidy.md',
+      note(
+        'Tidy',
+        callBlock(
+          'copy_file',
+          { source: 'Notes/plan.md', destination: 'Archive/2026/plan.md' },
+          'c',
+        ),
+        callBlock('move_file', { source: 'Notes/old.md', destination: 'Archive/2026/old.md' }, 'm'),
+        callBlock('delete_file', { path: 'Notes/gone.md' }, 'x'),
+      ),
+    );
+    const pending = await waitPending(vault, 'tidy.md');
+    assert.match(pending, /> -bye/); // the delete's diff
+    assert.match(pending, /Move the file Notes\/old\.md to Archive\/2026\/old\.md/);
+    await editInPlace(join(vault.root, 'Pending_Approval', 'tidy.md'), (t) =>
+      tickBox(tickBox(tickBox(t, 'c', 'approve'), 'm', 'approve'), 'x', 'approve'),
+    );
+    const results = resultsOf(await waitInFolder(vault, 'tidy.md', 'Done'));
+    assert.deepEqual(results.map((r) => [r.id, r.status]).sort(), [
+      ['c', 'success'],
+      ['m', 'success'],
+      ['x', 'success'],
+    ]);
+    assert.equal(await file('Archive/2026/plan.md'), await file('Notes/plan.md'));
+    assert.equal(await file('Archive/2026/old.md'), 'old\n');
+    await assert.rejects(file('Notes/old.md'), { code: 'ENOENT' });
+    await assert.rejects(file('Notes/gone.md'), { code: 'ENOENT' });
+  });
+
   it('writes the parameters as the human edited them, then approved', async () => {
     await vault.drop(
       'edited.md',
