@@ -7,6 +7,8 @@ export interface FilesystemConfig {
   readonly roots: readonly PackRoot[];
   /** Folders (in any writable root) where writes and edits are cautious instead of dangerous. */
   readonly scratch: readonly string[];
+  /** Paths (relative to the vault, or absolute) no tool of the pack writes, besides vaultd's own. */
+  readonly protectedPaths: readonly string[];
   /** Bytes `read_file` returns at most. */
   readonly maxReadBytes: number;
   /** Bytes `write_file` writes at most. */
@@ -24,6 +26,9 @@ export interface FilesystemConfig {
   /** How long a search may take before it returns what it found. */
   readonly searchTimeoutMs: number;
 }
+
+/** Written by no tool unless the config says otherwise: vaultd's config file, when it is in the vault. */
+export const DEFAULT_PROTECTED = Object.freeze(['vaultd.yaml', 'vaultd.yml']);
 
 /** The defaults of `tools.filesystem`. */
 export const FILESYSTEM_DEFAULTS = Object.freeze({
@@ -57,6 +62,11 @@ export const filesystemConfigSchema: JsonSchema = {
       },
     },
     scratch: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
+    protected: {
+      type: 'array',
+      items: { type: 'string', minLength: 1 },
+      default: [...DEFAULT_PROTECTED],
+    },
     max_read_bytes: { type: 'integer', minimum: 1024, default: FILESYSTEM_DEFAULTS.max_read_bytes },
     max_write_bytes: {
       type: 'integer',
@@ -95,6 +105,9 @@ export function readFilesystemConfig(section: Readonly<Record<string, unknown>>)
       return { name: String(r['name']), path: String(r['path']), writable: r['writable'] === true };
     }),
     scratch: scratch.map(String),
+    protectedPaths: Array.isArray(section['protected'])
+      ? (section['protected'] as unknown[]).map(String)
+      : DEFAULT_PROTECTED,
     maxReadBytes: num('max_read_bytes'),
     maxWriteBytes: num('max_write_bytes'),
     maxEditBytes: num('max_edit_bytes'),

@@ -3,22 +3,23 @@ import type { PackContext, PackHandle, PackRoot, ToolPack } from '../../protocol
 import { fileInfo, listDirectory } from './browse.ts';
 import { copyFile, deleteFile, moveFile } from './change.ts';
 import { filesystemConfigSchema, readFilesystemConfig } from './config.ts';
+import { guarded } from './guard.ts';
 import { readFile } from './read-file.ts';
 import { searchFiles } from './search.ts';
 import { createDirectory, editFile, writeFile } from './write.ts';
 
 /** The tools of the filesystem pack, in the order listings show them. */
 export const FILESYSTEM_TOOLS = Object.freeze([
-  readFile,
-  listDirectory,
-  searchFiles,
-  fileInfo,
-  writeFile,
-  editFile,
-  createDirectory,
-  copyFile,
-  moveFile,
-  deleteFile,
+  guarded(readFile),
+  guarded(listDirectory),
+  guarded(searchFiles),
+  guarded(fileInfo),
+  guarded(writeFile),
+  guarded(editFile),
+  guarded(createDirectory),
+  guarded(copyFile),
+  guarded(moveFile),
+  guarded(deleteFile),
 ]);
 
 /**

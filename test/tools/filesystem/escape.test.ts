@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import type { Tool } from '../../../src/protocol/types.ts';
 import { fileInfo, listDirectory } from '../../../src/tools/filesystem/browse.ts';
+import { FILESYSTEM_TOOLS } from '../../../src/tools/filesystem/index.ts';
 import { copyFile, deleteFile, moveFile } from '../../../src/tools/filesystem/change.ts';
 import { readFile as readTool } from '../../../src/tools/filesystem/read-file.ts';
 import { searchFiles } from '../../../src/tools/filesystem/search.ts';
@@ -274,6 +275,54 @@ describe('path escapes', () => {
     const listed = await box.call(listDirectory, { path: 'Notes', recursive: true });
     assert.ok(!listed.data.entries.some((e: any) => e.path.includes('secret')));
     assert.equal(listed.data.entries.find((e: any) => e.path === 'out-dir')?.type, 'symlink');
+  });
+});
+
+describe("the pack's own protected paths (vaultd's config file in the vault)", () => {
+  it('refuses every write to vaultd.yaml and to configured paths, however named, and reads them', async () => {
+    const box = await makeSandbox({ protected: ['vaultd.yaml', 'Plugins'] });
+    try {
+      await writeFile(join(box.vault, 'vaultd.yaml'), 'vault: .\n');
+      await mkdir(join(box.vault, 'Plugins'));
+      await writeFile(join(box.vault, 'Notes', 'a.md'), 'a secret\n');
+      await writeFile(join(box.vault, 'Notes', 'taken.md'), 'taken\n');
+      await symlink(join(box.vault, 'vaultd.yaml'), join(box.vault, 'Notes', 'config-link'));
+      const tools = new Map(FILESYSTEM_TOOLS.map((t) => [t.name, t]));
+      for (const path of [
+        'vaultd.yaml',
+        './Notes/../vaultd.yaml',
+        join(box.vault, 'vaultd.yaml'),
+        'Notes/config-link',
+        'Plugins/evil.ts',
+      ]) {
+        for (const [tool, args] of writeCalls(path)) {
+          const wrapped = tools.get(tool.name) as Tool<any>;
+          await refused(
+            box.call(wrapped, args),
+            'PERMISSION_DENIED',
+            /protected in this vault's config/,
+          ).catch((error: Error) => {
+            throw new Error(`${tool.name} ${JSON.stringify(args)}: ${error.message}`);
+          });
+        }
+      }
+      assert.equal(await readFile(join(box.vault, 'vaultd.yaml'), 'utf8'), 'vault: .\n');
+      assert.deepEqual(await readdir(join(box.vault, 'Plugins')), []);
+      const read = await box.call(tools.get('read_file') as Tool<any>, { path: 'vaultd.yaml' });
+      assert.equal(read.content, 'vault: .\n');
+      const effects = await box.effects(tools.get('write_file') as Tool<any>, {
+        path: 'vaultd.yaml',
+        content: 'x',
+      });
+      assert.equal(effects.safety, 'dangerous');
+      const preview = await box.preview(tools.get('write_file') as Tool<any>, {
+        path: 'vaultd.yaml',
+        content: 'x',
+      });
+      assert.match(preview.text, /will fail: .*protected/);
+    } finally {
+      await box.cleanup();
+    }
   });
 });
 
