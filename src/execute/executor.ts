@@ -259,7 +259,7 @@ export class Executor {
     await this.#callHook('before', logger, () => this.#settings.hooks.before?.(call, tool));
 
     const cacheKey =
-      effects.readOnly && this.#settings.cacheTtlMs > 0
+      effects.readOnly && tool.cacheable !== false && this.#settings.cacheTtlMs > 0
         ? `${tool.name}\0${canonicalJson(args)}`
         : undefined;
     if (cacheKey !== undefined) {

@@ -1,4 +1,5 @@
 import { stringify } from 'yaml';
+import { isToolOutput } from '../protocol/output.ts';
 
 /** Text a result shows when the tool returned nothing. */
 export const EMPTY_OUTPUT = '(no output: the tool returned nothing)';
@@ -13,11 +14,18 @@ export interface FormattedOutput {
  * Turn what a handler returned into a result's `content` and `data`: a string passes through,
  * `undefined`/`null` become {@link EMPTY_OUTPUT}, other scalars their text, and objects and arrays
  * readable YAML text plus `data` (a JSON-safe copy: dates become ISO strings, `undefined` and
- * functions are dropped).
+ * functions are dropped); a {@link toolOutput} keeps its own content and data.
  * @param value the handler's return value.
  */
 export function formatOutput(value: unknown): FormattedOutput {
   if (typeof value === 'string') return { content: value };
+  if (isToolOutput(value)) {
+    const data =
+      typeof value.data === 'object' && value.data !== null
+        ? formatOutput(value.data).data
+        : value.data;
+    return data === undefined ? { content: value.content } : { content: value.content, data };
+  }
   if (value === undefined || value === null) return { content: EMPTY_OUTPUT };
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') {
     return { content: String(value) };

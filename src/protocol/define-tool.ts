@@ -60,6 +60,7 @@ export function defineTool<Args = Record<string, unknown>>(def: ToolDefinition<A
   const readOnly = checkFlag(where, 'readOnly', def.readOnly);
   const idempotent = checkFlag(where, 'idempotent', def.idempotent);
   const openWorld = checkFlag(where, 'openWorld', def.openWorld);
+  if (def.cacheable !== undefined) checkFlag(where, 'cacheable', def.cacheable);
   if (def.rateLimit !== undefined) checkRateLimit(where, def.rateLimit);
 
   let parameters: Record<string, JsonSchema>;
@@ -118,6 +119,7 @@ export function defineTool<Args = Record<string, unknown>>(def: ToolDefinition<A
     readOnly,
     idempotent,
     ...(def.openWorld === undefined ? {} : { openWorld }),
+    ...(def.cacheable === undefined ? {} : { cacheable: def.cacheable }),
     inputSchema,
     handler: def.handler,
     ...(outputSchema === undefined ? {} : { outputSchema }),

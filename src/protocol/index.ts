@@ -36,6 +36,7 @@ export {
   withPack,
 } from './define-tool.ts';
 export { isRecord, isToolName } from './names.ts';
+export { isToolOutput, toolOutput, type ToolOutput } from './output.ts';
 export { effectsOf, staticEffects } from './effects.ts';
 export { hashArguments } from './hash-arguments.ts';
 export {

@@ -203,6 +203,11 @@ export interface ToolDefinition<Args = Record<string, unknown>> {
   readonly categories?: readonly string[];
   /** The tool only reads: results may be cached and recoverable failures retried. */
   readonly readOnly?: boolean;
+  /**
+   * Whether results of read-only calls may be answered from the cache (`cache_ttl_ms`); default
+   * true. False for reads of things that change under the agent (files).
+   */
+  readonly cacheable?: boolean;
   /** Running the same call twice has the same effect as once: recoverable failures retried. */
   readonly idempotent?: boolean;
   /** The tool reaches beyond the vault (the web, a remote, a server): MCP's `openWorldHint`. */

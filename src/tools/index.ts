@@ -5,6 +5,7 @@ import { notifyPack } from './send-notification/pack.ts';
 import { mcpPack } from './mcp/index.ts';
 import { commandsPack } from './commands/index.ts';
 import { gitPack } from './git/index.ts';
+import { filesystemPack } from './filesystem/index.ts';
 
 /** The packs vaultd ships with, in the order they start: adding a pack is one line here. */
 export const BUILTIN_PACKS: readonly ToolPack[] = [
@@ -13,6 +14,7 @@ export const BUILTIN_PACKS: readonly ToolPack[] = [
   mcpPack,
   commandsPack,
   gitPack,
+  filesystemPack,
 ];
 
 /**

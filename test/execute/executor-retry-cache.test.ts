@@ -106,11 +106,12 @@ describe('Executor retries', () => {
 });
 
 describe('Executor cache', () => {
-  function counted(readOnly: boolean, cacheTtlMs?: number) {
+  function counted(readOnly: boolean, cacheTtlMs?: number, cacheable?: boolean) {
     const counter = { runs: 0 };
     const { registry } = registryWith({
       name: 'lookup',
       readOnly,
+      ...(cacheable === undefined ? {} : { cacheable }),
       parameters: {
         q: { type: 'string' },
         n: { type: 'integer', default: 1 },
@@ -152,6 +153,14 @@ describe('Executor cache', () => {
 
   it('does not cache a tool that is not read-only', async () => {
     const { executor, counter } = counted(false);
+    await executor.execute({ id: 'a', name: 'lookup', arguments: { q: 'x' } });
+    const second = await executor.execute({ id: 'b', name: 'lookup', arguments: { q: 'x' } });
+    assert.equal(second.metadata.cached, false);
+    assert.equal(counter.runs, 2);
+  });
+
+  it('does not cache a read-only tool declared not cacheable (a file read)', async () => {
+    const { executor, counter } = counted(true, undefined, false);
     await executor.execute({ id: 'a', name: 'lookup', arguments: { q: 'x' } });
     const second = await executor.execute({ id: 'b', name: 'lookup', arguments: { q: 'x' } });
     assert.equal(second.metadata.cached, false);

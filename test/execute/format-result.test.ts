@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EMPTY_OUTPUT, formatOutput } from '../../src/execute/index.ts';
+import { toolOutput } from '../../src/protocol/index.ts';
 
 describe('formatOutput', () => {
   it('passes strings through without data', () => {
@@ -12,6 +13,18 @@ describe('formatOutput', () => {
     assert.deepEqual(formatOutput(undefined), { content: EMPTY_OUTPUT });
     assert.deepEqual(formatOutput(null), { content: EMPTY_OUTPUT });
     assert.notEqual(EMPTY_OUTPUT, '');
+  });
+
+  it('keeps the content and the data of a toolOutput apart', () => {
+    const out = formatOutput(toolOutput('Wrote a.md', { path: 'a.md', when: new Date(0) }));
+    assert.deepEqual(out, {
+      content: 'Wrote a.md',
+      data: { path: 'a.md', when: '1970-01-01T00:00:00.000Z' },
+    });
+    assert.deepEqual(formatOutput(toolOutput('text only', undefined)), { content: 'text only' });
+    assert.deepEqual(formatOutput({ content: 'a plain object' }).data, {
+      content: 'a plain object',
+    });
   });
 
   it('gives scalars as text', () => {

@@ -131,6 +131,7 @@ describe('PackHost', () => {
         ['mcp', true],
         ['commands', true],
         ['git', false],
+        ['filesystem', false],
         ['live', true],
         ['quiet', false],
       ],

@@ -1,0 +1,237 @@
+import type { FileHandle } from 'node:fs/promises';
+import { defineTool } from '../../protocol/define-tool.ts';
+import { ToolError } from '../../protocol/errors.ts';
+import { toolOutput } from '../../protocol/output.ts';
+import { looksBinary } from './common.ts';
+import { readFilesystemConfig } from './config.ts';
+import { checkSingleLink, fsError, inParent, openForRead } from './pinned.ts';
+
+/** Bytes read from disk at a time. */
+const CHUNK = 64 * 1024;
+/** Bytes scanned past the part returned, to count the file's lines; beyond it the count is left out. */
+const COUNT_SCAN_BYTES = 64 * 1024 * 1024;
+
+type ReadArgs = {
+  path: string;
+  start_line?: number;
+  end_line?: number;
+  tail?: number;
+};
+
+const PATH = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 4096,
+  description: 'path relative to the vault, or absolute inside a configured root',
+};
+
+/** `read_file`: a text file, whole or some of its lines, size-capped; binary files refused. */
+export const readFile = defineTool<ReadArgs>({
+  name: 'read_file',
+  description:
+    'Read a text file of the vault (or a configured root). Optional start_line/end_line (1-based, inclusive) or tail (the last N lines). Output is capped (max_read_bytes, 256 KiB by default): a cut result says so and gives the line to go on from. Binary files are refused.',
+  parameters: {
+    path: PATH,
+    start_line: { type: 'integer', minimum: 1, description: 'first line to return (1-based)' },
+    end_line: { type: 'integer', minimum: 1, description: 'last line to return (inclusive)' },
+    tail: { type: 'integer', minimum: 1, description: 'return the last N lines instead' },
+  },
+  required: ['path'],
+  safety: 'safe',
+  readOnly: true,
+  idempotent: true,
+  // Files change under the agent (its own writes, a human's edits): never answer from the cache.
+  cacheable: false,
+  categories: ['filesystem'],
+  async handler(args, ctx) {
+    if (args.tail !== undefined && (args.start_line !== undefined || args.end_line !== undefined)) {
+      throw new ToolError('INVALID_PARAMS', 'give tail, or start_line/end_line, not both');
+    }
+    if (
+      args.start_line !== undefined &&
+      args.end_line !== undefined &&
+      args.end_line < args.start_line
+    ) {
+      throw new ToolError(
+        'INVALID_PARAMS',
+        `end_line ${args.end_line} is before start_line ${args.start_line}`,
+      );
+    }
+    const config = readFilesystemConfig(ctx.config);
+    const resolved = await ctx.files.resolve(args.path, 'read');
+    const shown = ctx.files.display(resolved);
+    return inParent(resolved.path, async (dir, name) => {
+      const handle = await openForRead(dir, name, shown);
+      try {
+        const stat = await handle.stat();
+        if (stat.isDirectory()) {
+          throw new ToolError('EXECUTION_FAILED', `${shown} is a folder; use list_directory`);
+        }
+        if (!stat.isFile())
+          throw new ToolError('EXECUTION_FAILED', `${shown} is not a regular file`);
+        checkSingleLink(stat.nlink, shown);
+        const head = Buffer.alloc(Math.min(stat.size, 8192));
+        await handle.read(head, 0, head.length, 0);
+        if (looksBinary(head, stat.size <= head.length)) {
+          throw new ToolError(
+            'EXECUTION_FAILED',
+            `${shown} is a binary file (or not UTF-8 text); read_file reads text only (file_info tells its size and type)`,
+          );
+        }
+        const part =
+          args.tail === undefined
+            ? await readLines(
+                handle,
+                stat.size,
+                args.start_line ?? 1,
+                args.end_line,
+                config.maxReadBytes,
+              )
+            : await readTail(handle, stat.size, args.tail, config.maxReadBytes);
+        const data = {
+          path: shown,
+          size: stat.size,
+          modified: stat.mtime.toISOString(),
+          start_line: part.startLine,
+          end_line: part.endLine,
+          total_lines: part.totalLines,
+          truncated: part.truncated,
+          ...(part.truncated && part.endLine !== null ? { next_start_line: part.endLine + 1 } : {}),
+        };
+        const note = !part.truncated
+          ? ''
+          : args.tail !== undefined
+            ? `\n[… only these lines fit in ${config.maxReadBytes} bytes]`
+            : part.endLine === null
+              ? `\n[… line ${part.startLine ?? 1} alone is longer than ${config.maxReadBytes} bytes; read_file cannot return it]`
+              : `\n[… cut at ${config.maxReadBytes} bytes: ${shown} goes on; read on with start_line: ${part.endLine + 1}]`;
+        return toolOutput(part.text + note, data);
+      } catch (error) {
+        throw fsError(error, shown);
+      } finally {
+        await handle.close();
+      }
+    });
+  },
+});
+
+interface Part {
+  readonly text: string;
+  /** First line returned, when known (a tail of a file not read to its start has no numbers). */
+  readonly startLine: number | null;
+  /** Last line returned, or null when none was. */
+  readonly endLine: number | null;
+  /** Lines of the whole file, when it was scanned to its end. */
+  readonly totalLines: number | null;
+  /** The byte cap stopped the part before the lines asked for. */
+  readonly truncated: boolean;
+}
+
+/** Lines `first..last` of a file, read in chunks, within `cap` bytes of text returned. */
+async function readLines(
+  handle: FileHandle,
+  size: number,
+  first: number,
+  last: number | undefined,
+  cap: number,
+): Promise<Part> {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  const buffer = Buffer.alloc(CHUNK);
+  const kept: string[] = [];
+  let keptBytes = 0;
+  let line = 1; // the line the next character belongs to
+  let partial = '';
+  let truncated = false;
+  let position = 0;
+  let scannedPast = 0;
+  const take = (text: string): void => {
+    if (line < first || (last !== undefined && line > last) || truncated) return;
+    const bytes = Buffer.byteLength(text) + 1;
+    if (keptBytes + bytes > cap) {
+      truncated = true;
+      return;
+    }
+    kept.push(text);
+    keptBytes += bytes;
+  };
+  while (position < size) {
+    const { bytesRead } = await handle.read(buffer, 0, CHUNK, position);
+    if (bytesRead === 0) break;
+    position += bytesRead;
+    let text: string;
+    try {
+      text = decoder.decode(buffer.subarray(0, bytesRead), { stream: true });
+    } catch {
+      throw new ToolError(
+        'EXECUTION_FAILED',
+        'the file is not UTF-8 text past its start; read_file reads text only',
+      );
+    }
+    const pieces = (partial + text).split('\n');
+    partial = pieces.pop() ?? '';
+    for (const piece of pieces) {
+      take(piece);
+      line++;
+    }
+    const pastWanted = truncated || (last !== undefined && line > last);
+    if (pastWanted) {
+      scannedPast += bytesRead;
+      if (scannedPast > COUNT_SCAN_BYTES) break;
+    }
+  }
+  const atEnd = position >= size;
+  if (atEnd && partial !== '') take(partial);
+  const lastLine = atEnd ? (partial === '' ? line - 1 : line) : null;
+  const endLine = kept.length === 0 ? null : first + kept.length - 1;
+  // Through to the end of a file that ends with a line end: keep it, so the text is the file's.
+  const trailing = atEnd && partial === '' && size > 0 && endLine !== null && endLine === lastLine;
+  return {
+    text: kept.join('\n') + (trailing ? '\n' : ''),
+    startLine: first,
+    endLine,
+    totalLines: lastLine,
+    truncated,
+  };
+}
+
+/** The last `count` lines of a file, read backwards in chunks, within `cap` bytes. */
+async function readTail(
+  handle: FileHandle,
+  size: number,
+  count: number,
+  cap: number,
+): Promise<Part> {
+  let position = size;
+  let chunks: Buffer[] = [];
+  let bytes = 0;
+  let newlines = 0;
+  while (position > 0 && bytes < cap + 1) {
+    const length = Math.min(CHUNK, position, cap + 1 - bytes);
+    position -= length;
+    const chunk = Buffer.alloc(length);
+    await handle.read(chunk, 0, length, position);
+    chunks = [chunk, ...chunks];
+    bytes += length;
+    for (const b of chunk) if (b === 0x0a) newlines++;
+    if (newlines > count + 1) break;
+  }
+  let text = Buffer.concat(chunks).toString('utf8');
+  const fromStart = position === 0;
+  if (text.endsWith('\n')) text = text.slice(0, -1);
+  let lines = text.split('\n');
+  // A first line cut by the window is not a whole line.
+  if (!fromStart) lines = lines.slice(1);
+  const truncated = lines.length < count && !fromStart;
+  lines = lines.slice(-count);
+  // Keep within the cap, dropping whole lines from the front.
+  let total = lines.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0);
+  while (total > cap && lines.length > 0) total -= Buffer.byteLength(lines.shift() ?? '') + 1;
+  const totalLines = fromStart ? (text === '' ? 0 : text.split('\n').length) : null;
+  return {
+    text: lines.join('\n'),
+    startLine: totalLines === null || lines.length === 0 ? null : totalLines - lines.length + 1,
+    endLine: totalLines === null || lines.length === 0 ? null : totalLines,
+    totalLines,
+    truncated,
+  };
+}

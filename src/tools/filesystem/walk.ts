@@ -1,0 +1,135 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ToolError } from '../../protocol/errors.ts';
+import type { VaultAccess } from '../../protocol/types.ts';
+import { pinDir } from './pinned.ts';
+
+/** One entry met by {@link walk}. */
+export interface WalkEntry {
+  /** Absolute real path (the entry itself, not a link's target). */
+  readonly path: string;
+  /** The entry named through its pinned folder: valid only during the visit. */
+  readonly at: string;
+  /** Path relative to where the walk started, `/`-separated. */
+  readonly relative: string;
+  readonly type: 'file' | 'directory' | 'symlink' | 'other';
+  /** 1 for the start folder's own entries. */
+  readonly depth: number;
+}
+
+/** Bounds of a {@link walk}. */
+export interface WalkOptions {
+  /** Folder levels below the start to go into (0: the start folder's entries only). */
+  readonly maxDepth: number;
+  /** Entries to look at, at most. */
+  readonly maxVisited: number;
+  /** Stop when `Date.now()` passes this. */
+  readonly deadline?: number;
+  readonly signal?: AbortSignal;
+  /** Check each folder (and with 'write' each entry) through the access before going on. */
+  readonly mode: 'read' | 'write';
+}
+
+/** Why a walk stopped early, or null when it saw everything. */
+export type WalkCut = null | 'depth' | 'count' | 'time';
+
+/**
+ * Walk a folder breadth-first without following symbolic links (a link is an entry, never a way
+ * in), each folder pinned before it is listed, every folder checked through `files` (folders
+ * protected for reading are left out; in 'write' mode a protected entry stops the walk with an
+ * error), within depth, count and time bounds.
+ * @param files the call's access.
+ * @param start absolute real path of the start folder (already resolved).
+ * @param options bounds.
+ * @param visit called for each entry; return false to stop.
+ * @returns why the walk stopped early, or null.
+ */
+export async function walk(
+  files: VaultAccess,
+  start: string,
+  options: WalkOptions,
+  visit: (entry: WalkEntry) => boolean | Promise<boolean>,
+): Promise<WalkCut> {
+  const queue: { path: string; relative: string; depth: number }[] = [
+    { path: start, relative: '', depth: 0 },
+  ];
+  let visited = 0;
+  let cut: WalkCut = null;
+  while (queue.length > 0) {
+    const folder = queue.shift();
+    if (folder === undefined) break;
+    const dir = await pinDir(folder.path);
+    try {
+      const names = await readdir(dir.entry(''), { withFileTypes: true });
+      names.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      for (const d of names) {
+        if (options.signal?.aborted === true) return 'time';
+        if (options.deadline !== undefined && Date.now() > options.deadline) return 'time';
+        if (visited >= options.maxVisited) return 'count';
+        visited++;
+        const path = join(folder.path, d.name);
+        const relative = folder.relative === '' ? d.name : `${folder.relative}/${d.name}`;
+        const type = d.isSymbolicLink()
+          ? 'symlink'
+          : d.isDirectory()
+            ? 'directory'
+            : d.isFile()
+              ? 'file'
+              : 'other';
+        // A link is checked as a folder entry, never through its target: removing or moving a
+        // link that points out of the roots touches only the link.
+        if (type === 'directory' || (options.mode === 'write' && type !== 'symlink')) {
+          try {
+            await files.resolve(path, options.mode);
+          } catch (error) {
+            if (options.mode === 'write') throw error;
+            continue; // a folder no tool may read (vaultd's state) is left out
+          }
+        }
+        const entry: WalkEntry = {
+          path,
+          at: dir.entry(d.name),
+          relative,
+          type,
+          depth: folder.depth + 1,
+        };
+        if (!(await visit(entry))) return cut;
+        if (type === 'directory') {
+          if (folder.depth + 1 > options.maxDepth) cut ??= 'depth';
+          else queue.push({ path, relative, depth: folder.depth + 1 });
+        }
+      }
+    } finally {
+      await dir.close();
+    }
+  }
+  return cut;
+}
+
+/**
+ * Refuse a recursive change (delete, move) of a folder holding anything protected or more entries
+ * than the bound allows.
+ * @param files the call's access.
+ * @param start the folder.
+ * @param shown its path for messages.
+ * @param maxVisited the bound.
+ * @param visit optional: told about each entry.
+ */
+export async function checkTreeWritable(
+  files: VaultAccess,
+  start: string,
+  shown: string,
+  maxVisited: number,
+  visit: (entry: WalkEntry) => void = () => undefined,
+): Promise<void> {
+  const cut = await walk(files, start, { maxDepth: 64, maxVisited, mode: 'write' }, (entry) => {
+    visit(entry);
+    return true;
+  });
+  if (cut !== null) {
+    throw new ToolError(
+      'EXECUTION_FAILED',
+      `${shown} holds more than ${maxVisited} entries (or is deeper than 64 folders); this tool does not change a tree that large`,
+    );
+  }
+}
