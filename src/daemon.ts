@@ -1,6 +1,6 @@
 import { watch as watchFolder, type FSWatcher } from 'node:fs';
 import { mkdir, readdir, stat, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import {
   ApprovalGate,
@@ -29,6 +29,7 @@ import {
   acquireLock,
   ensureLayout,
   Ledger,
+  readClaimedName,
   resolveLayout,
   type VaultLayout,
 } from './vault/index.ts';
@@ -323,7 +324,28 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
     { path: layout.rejected, kind: 'rejected' },
   ];
 
-  const applyDecisionFiles = async (): Promise<void> => {
+  // One pass at a time: watchers, the reconcile scan and start-up all ask for one, and two passes
+  // would read the same file twice.
+  let applying: Promise<void> | undefined;
+  let applyAgain = false;
+  const applyDecisionFiles = (): Promise<void> => {
+    if (applying !== undefined) {
+      applyAgain = true;
+      return applying;
+    }
+    applying = (async () => {
+      try {
+        do {
+          applyAgain = false;
+          await applyDecisionFilesOnce();
+        } while (applyAgain);
+      } finally {
+        applying = undefined;
+      }
+    })();
+    return applying;
+  };
+  const applyDecisionFilesOnce = async (): Promise<void> => {
     for (const submitted of await readSubmittedDecisions(layout.state, (path, problem) =>
       logger.warn({ file: path, problem }, 'not a decision: removed'),
     )) {
@@ -342,7 +364,14 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
         },
         'decision received',
       );
-      queue.add(join(layout.root, outcome.request.note), 'pending');
+      // A note being worked on right now (claimed in In_Progress/) is not claimed again: it goes
+      // back to Pending_Approval/ with the calls still waiting, and is looked at there.
+      const at = join(layout.root, outcome.request.note);
+      if (dirname(at) === layout.inProgress) {
+        queue.add(join(layout.pending, readClaimedName(basename(at)).original), 'pending');
+      } else {
+        queue.add(at, 'pending');
+      }
     }
   };
 

@@ -82,6 +82,8 @@ export async function readSubmittedDecisions(
       }
       out.push({ id: value.id, decision: d, path });
     } catch (error) {
+      // Taken meanwhile (a decision file is applied once, then removed): nothing to say.
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
       onBad(path, (error as Error).message);
       await unlink(path).catch(() => undefined);
     }

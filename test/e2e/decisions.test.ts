@@ -238,3 +238,35 @@ describe(
     });
   },
 );
+
+describe('e2e: vaultd approve NOTE with several pending calls', { timeout: 120_000 }, () => {
+  it('approves every pending call of the note once, and the note moves on to Done', async () => {
+    const { vault, dangerLog } = await vaultWith([]);
+    const daemon = await startDaemon(vault);
+    try {
+      await vault.drop(
+        'tidy.md',
+        note(
+          'Tidy',
+          callBlock('danger_zone', { target: 'copy' }),
+          callBlock('danger_zone', { target: 'move' }),
+          callBlock('danger_zone', { target: 'delete' }),
+        ),
+      );
+      await waitPending(vault, 'tidy.md');
+      const approved = await runCli(['approve', join(vault.root, 'Pending_Approval', 'tidy.md')]);
+      assert.equal(approved.code, 0, approved.stdout + approved.stderr);
+      const done = await waitInFolder(vault, 'tidy.md', 'Done', 30_000);
+      assert.deepEqual(
+        resultsOf(done).map((r) => r.status),
+        ['success', 'success', 'success'],
+      );
+      assert.deepEqual((await readLines(dangerLog)).sort(), ['copy', 'delete', 'move']);
+      assert.deepEqual(await vault.list('Pending_Approval'), []);
+      assert.deepEqual(await vault.list('In_Progress'), []);
+    } finally {
+      await stopDaemon(daemon);
+      await vault.cleanup();
+    }
+  });
+});
