@@ -1,4 +1,5 @@
 import { stringify } from 'yaml';
+import { isToolOutput } from '../protocol/output.ts';
 
 /** Text a result shows when the tool returned nothing. */
 export const EMPTY_OUTPUT = '(no output: the tool returned nothing)';
@@ -13,10 +14,14 @@ export interface FormattedOutput {
  * Turn what a handler returned into a result's `content` and `data`: a string passes through,
  * `undefined`/`null` become {@link EMPTY_OUTPUT}, other scalars their text, and objects and arrays
  * readable YAML text plus `data` (a JSON-safe copy: dates become ISO strings, `undefined` and
- * functions are dropped).
+ * functions are dropped); a value made by `toolOutput` keeps its own text as `content` beside its `data`.
  * @param value the handler's return value.
  */
 export function formatOutput(value: unknown): FormattedOutput {
+  if (isToolOutput(value)) {
+    const data = formatOutput(value.data).data;
+    return data === undefined ? { content: value.content } : { content: value.content, data };
+  }
   if (typeof value === 'string') return { content: value };
   if (value === undefined || value === null) return { content: EMPTY_OUTPUT };
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') {

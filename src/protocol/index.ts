@@ -38,6 +38,7 @@ export {
 export { isRecord, isToolName } from './names.ts';
 export { effectsOf, staticEffects } from './effects.ts';
 export { hashArguments } from './hash-arguments.ts';
+export { isToolOutput, toolOutput, type ToolOutput } from './output.ts';
 export {
   definePack,
   isToolPack,

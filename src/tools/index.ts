@@ -4,9 +4,16 @@ import { webPack } from './search-web/pack.ts';
 import { notifyPack } from './send-notification/pack.ts';
 import { mcpPack } from './mcp/index.ts';
 import { commandsPack } from './commands/index.ts';
+import { lspPack } from './lsp/index.ts';
 
 /** The packs vaultd ships with, in the order they start: adding a pack is one line here. */
-export const BUILTIN_PACKS: readonly ToolPack[] = [webPack, notifyPack, mcpPack, commandsPack];
+export const BUILTIN_PACKS: readonly ToolPack[] = [
+  webPack,
+  notifyPack,
+  mcpPack,
+  commandsPack,
+  lspPack,
+];
 
 /**
  * The tools of the built-in packs that run without any config, as declared (for listings and

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EMPTY_OUTPUT, formatOutput } from '../../src/execute/index.ts';
+import { toolOutput } from '../../src/protocol/index.ts';
 
 describe('formatOutput', () => {
   it('passes strings through without data', () => {
@@ -41,6 +42,16 @@ describe('formatOutput', () => {
       ].join('\n'),
     );
     assert.deepEqual(formatOutput(value), out, 'the same value always gives the same text');
+  });
+
+  it('keeps the text of a toolOutput as content beside its JSON-safe data', () => {
+    const when = new Date('2026-01-02T03:04:05.000Z');
+    assert.deepEqual(formatOutput(toolOutput('src/a.ts:3:7 error', { when, gone: undefined })), {
+      content: 'src/a.ts:3:7 error',
+      data: { when: '2026-01-02T03:04:05.000Z' },
+    });
+    assert.deepEqual(formatOutput(toolOutput('only text', undefined)), { content: 'only text' });
+    assert.deepEqual(formatOutput({ content: 'x', data: 1 }).data, { content: 'x', data: 1 });
   });
 
   it('renders arrays and says when they are empty', () => {

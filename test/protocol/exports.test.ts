@@ -20,11 +20,13 @@ it('src/protocol exports exactly its public runtime surface', () => {
     'isErrorCode',
     'isRecord',
     'isToolName',
+    'isToolOutput',
     'isToolPack',
     'staticEffects',
     'toAnthropicTools',
     'toMcpTools',
     'toOpenAITools',
+    'toolOutput',
     'validateArguments',
     'withPack',
   ]);
