@@ -84,7 +84,7 @@ export const lspConfigSchema: JsonSchema = {
         type: 'object',
         properties: {
           name: { type: 'string', pattern: '^[a-z][a-z0-9_-]*$' },
-          path: { type: 'string', minLength: 1 },
+          path: { type: 'string', pattern: '^/' },
         },
         required: ['name', 'path'],
         additionalProperties: false,

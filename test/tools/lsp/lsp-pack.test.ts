@@ -281,6 +281,7 @@ describe(
         'a.hang': 'x\n',
         'a.ghost': 'x\n',
         'ok.mini': 'fine\n',
+        'pull/warn.mini': 'fine\n😀 WARN here\n',
         'crash.mini': 'CRASH\n',
         'huge.mini': 'HUGE\n',
         'idle/package.json': '{}',
@@ -393,6 +394,22 @@ describe(
         { message: 'the server started again', timeoutMs: 10_000, intervalMs: 200 },
       );
       assert.match(back.content, /mini hover/);
+    });
+
+    it('pulls diagnostics from a server that offers them, placed in characters', async () => {
+      const result = ok(await lsp.call('diagnostics', { path: 'pull' }));
+      const data = result.data as DiagnosticsData;
+      assert.deepEqual(
+        data.results.map((r) =>
+          r.problems.map((p) => [p.path, p.line, p.column, p.severity, p.code]),
+        ),
+        [[['pull/warn.mini', 2, 3, 'warning', 'W1']]],
+      );
+      assert.match(result.content, /^0 errors, 1 warning in 1 file in pull/);
+      assert.match(
+        result.content,
+        /pull\/warn\.mini:2:3: warning mini W1: a warning\n {4}2 \| 😀 WARN here/,
+      );
     });
 
     it('drops a server that announces a message over the cap', async () => {
