@@ -2,6 +2,8 @@ import type { Place } from './locations.ts';
 
 /** One diagnostic as results show it. */
 export interface Problem extends Place {
+  /** Severity, source, code and message in one line, as the note shows it beside the link. */
+  readonly label: string;
   readonly severity: string;
   readonly code: string | null;
   readonly source: string | null;
@@ -17,6 +19,8 @@ export interface FileProblems {
 
 /** A symbol as results show it. */
 export interface SymbolEntry extends Place {
+  /** Kind, name and container in one line, as the note shows it beside the link. */
+  readonly label: string;
   readonly name: string;
   readonly kind: string;
   readonly container: string | null;
@@ -97,6 +101,32 @@ function quoteSource(place: Place): string[] {
 }
 
 /**
+ * The one-line summary of a diagnostic: severity, source and code, message.
+ * @param problem its fields.
+ */
+export function problemLabel(problem: {
+  severity: string;
+  source: string | null;
+  code: string | null;
+  message: string;
+}): string {
+  const code = [problem.source, problem.code].filter((x) => x !== null).join(' ');
+  return `${problem.severity}${code === '' ? '' : ` ${code}`}: ${problem.message}`;
+}
+
+/**
+ * The one-line summary of a symbol: kind, name, container.
+ * @param symbol its fields.
+ */
+export function symbolLabel(symbol: {
+  kind: string;
+  name: string;
+  container: string | null;
+}): string {
+  return `${symbol.kind} ${symbol.name}${symbol.container === null ? '' : ` in ${symbol.container}`}`;
+}
+
+/**
  * The readable text of a diagnostics result.
  * @param shown the path asked for.
  * @param directory whether it was a folder.
@@ -125,15 +155,7 @@ export function renderDiagnostics(
   if (directory && results.length === 0)
     lines[0] = `No source file a language server serves in ${shown}`;
   for (const problem of problems) {
-    const code =
-      problem.code === null
-        ? ''
-        : ` ${problem.source ?? ''}${problem.source === null ? '' : ' '}${problem.code}`;
-    lines.push(
-      '',
-      `${at(problem)}: ${problem.severity}${code}: ${problem.message}`,
-      ...quoteSource(problem),
-    );
+    lines.push('', `${at(problem)}: ${problem.label}`, ...quoteSource(problem));
   }
   const silent = results.filter((r) => !r.answered).map((r) => r.path);
   if (silent.length > 0) {
@@ -159,10 +181,7 @@ export function renderSymbols(
   outside: number,
 ): string {
   const lines = [`${title}: ${entries.length === 0 ? 'none' : entries.length}`];
-  for (const s of entries) {
-    const container = s.container === null ? '' : ` in ${s.container}`;
-    lines.push(`- ${s.kind} ${s.name}${container} (${at(s)})`);
-  }
+  for (const s of entries) lines.push(`- ${s.label} (${at(s)})`);
   if (outside > 0) lines.push(`(${outside} outside the folders this tool may read, left out)`);
   return lines.join('\n');
 }

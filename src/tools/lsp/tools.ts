@@ -9,7 +9,9 @@ import {
   renderPlaces,
   renderSymbols,
   hoverText,
+  problemLabel,
   severityName,
+  symbolLabel,
   symbolKindName,
   type FileProblems,
   type Problem,
@@ -164,13 +166,13 @@ async function runDiagnostics(rt: LspRuntime, path: string, ctx: ToolContext): P
     for (const item of items ?? []) {
       const place = await finder.place(open.uri, item.range);
       if (place === undefined) continue;
-      problems.push({
-        ...place,
+      const fields = {
         severity: severityName(item.severity),
-        code: item.code === undefined ? null : String(item.code),
-        source: item.source ?? null,
+        code: item.code === undefined || item.code === null ? null : String(item.code),
+        source: typeof item.source === 'string' ? item.source : null,
         message: String(item.message),
-      });
+      };
+      problems.push({ ...place, label: problemLabel(fields), ...fields });
     }
     results.push({
       path: ctx.files.display(open.resolved),
@@ -181,10 +183,14 @@ async function runDiagnostics(rt: LspRuntime, path: string, ctx: ToolContext): P
   const shown = ctx.files.display(resolved);
   const data = {
     path: shown,
-    files: results.length,
     more_files: more,
     counts: countSeverities(results),
-    results,
+    files: results.map((r) => ({
+      path: r.path,
+      answered: r.answered,
+      problems: r.problems.length,
+    })),
+    places: results.flatMap((r) => r.problems),
   };
   return toolOutput(renderDiagnostics(shown, directory, results, more), data);
 }
@@ -245,12 +251,8 @@ async function documentSymbols(rt: LspRuntime, path: string, ctx: ToolContext): 
     if (entries.length >= MAX_ITEMS) return;
     const place = await finder.place(open.uri, symbol.selectionRange ?? symbol.range);
     if (place !== undefined) {
-      entries.push({
-        name: String(symbol.name),
-        kind: symbolKindName(symbol.kind),
-        container,
-        ...place,
-      });
+      const fields = { name: String(symbol.name), kind: symbolKindName(symbol.kind), container };
+      entries.push({ ...place, label: symbolLabel(fields), ...fields });
     }
     for (const child of symbol.children ?? []) {
       await visit(child, container === null ? symbol.name : `${container}.${symbol.name}`);
@@ -265,7 +267,7 @@ async function documentSymbols(rt: LspRuntime, path: string, ctx: ToolContext): 
     }
   }
   const shown = ctx.files.display(resolved);
-  const data = { path: shown, symbols: entries, truncated: entries.length >= MAX_ITEMS };
+  const data = { path: shown, places: entries, truncated: entries.length >= MAX_ITEMS };
   return toolOutput(renderSymbols(`Symbols of ${shown}`, entries, 0), data);
 }
 
@@ -275,13 +277,10 @@ async function symbolInformation(
 ): Promise<SymbolEntry | undefined> {
   const place = await finder.place(item.location?.uri, item.location?.range);
   if (place === undefined) return undefined;
-  return {
-    name: String(item.name),
-    kind: symbolKindName(item.kind),
-    container:
-      item.containerName === undefined || item.containerName === '' ? null : item.containerName,
-    ...place,
-  };
+  const container =
+    typeof item.containerName === 'string' && item.containerName !== '' ? item.containerName : null;
+  const fields = { name: String(item.name), kind: symbolKindName(item.kind), container };
+  return { ...place, label: symbolLabel(fields), ...fields };
 }
 
 async function workspaceSymbols(
@@ -335,7 +334,7 @@ async function workspaceSymbols(
   const data = {
     path: shown,
     query,
-    symbols: entries,
+    places: entries,
     outside_roots: finder.outside,
     outside_path: outOfScope,
     truncated: entries.length >= MAX_ITEMS,
@@ -419,7 +418,7 @@ async function runLocations(
     path: shown,
     line: args.line,
     column: args.column,
-    locations: places,
+    places,
     outside_roots: finder.outside,
     truncated: places.length >= MAX_ITEMS,
   };

@@ -6,6 +6,7 @@ import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { renderResult } from '../../../src/note/render-result.ts';
 import type { ToolResult } from '../../../src/protocol/types.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
 import {
@@ -30,9 +31,9 @@ interface Problem extends Place {
   message: string;
 }
 interface DiagnosticsData {
-  files: number;
   counts: Record<string, number>;
-  results: { path: string; answered: boolean; problems: Problem[] }[];
+  files: { path: string; answered: boolean; problems: number }[];
+  places: Problem[];
 }
 
 function ok(result: ToolResult): ToolResult {
@@ -73,7 +74,7 @@ describe('lsp pack with typescript-language-server', { timeout: 120_000 }, () =>
   it('finds a type error with file:line:column, severity, code and the source line', async () => {
     const result = ok(await lsp.call('diagnostics', { path: 'code/src/main.ts' }));
     const data = result.data as DiagnosticsData;
-    const [problem, ...rest] = data.results[0]?.problems ?? [];
+    const [problem, ...rest] = data.places;
     assert.equal(rest.length, 0, result.content);
     assert.equal(problem?.path, 'code/src/main.ts');
     assert.deepEqual([problem?.line, problem?.column], [4, 14]);
@@ -104,11 +105,11 @@ describe('lsp pack with typescript-language-server', { timeout: 120_000 }, () =>
     const result = ok(await lsp.call('diagnostics', { path: 'code/src' }));
     const data = result.data as DiagnosticsData;
     assert.deepEqual(
-      data.results.map((r) => r.path),
+      data.files.map((f) => f.path),
       ['code/src/main.ts', 'code/src/unicode.ts', 'code/src/util.ts'],
       'the link out of the vault is not looked at',
     );
-    const unicode = data.results[1]?.problems ?? [];
+    const unicode = data.places.filter((p) => p.path === 'code/src/unicode.ts');
     assert.equal(unicode.length, 1, result.content);
     const line = unicodeLines[3] ?? '';
     assert.deepEqual([unicode[0]?.line, unicode[0]?.column], [4, columnOf(line, 'bad:')]);
@@ -149,7 +150,7 @@ describe('lsp pack with typescript-language-server', { timeout: 120_000 }, () =>
     const result = ok(
       await lsp.call('definition', { path: 'code/src/main.ts', line: 3, column: 30 }),
     );
-    const locations = (result.data as { locations: Place[] }).locations;
+    const locations = (result.data as { places: Place[] }).places;
     assert.deepEqual(locations, [
       {
         path: 'code/src/util.ts',
@@ -161,6 +162,11 @@ describe('lsp pack with typescript-language-server', { timeout: 120_000 }, () =>
       },
     ]);
     assert.match(result.content, /code\/src\/util\.ts:2:17\n {4}2 \| export function add/);
+    assert.match(
+      renderResult(result),
+      /^> - \[\[code\/src\/util\.ts\|code\/src\/util\.ts:2:17\]\]\n> {3}export function add/m,
+      'a link Obsidian opens, in the note',
+    );
     const cafe = ok(
       await lsp.call('definition', {
         path: 'code/src/unicode.ts',
@@ -168,7 +174,7 @@ describe('lsp pack with typescript-language-server', { timeout: 120_000 }, () =>
         column: columnOf(line, 'café'),
       }),
     );
-    const [target] = (cafe.data as { locations: Place[] }).locations;
+    const [target] = (cafe.data as { places: Place[] }).places;
     assert.deepEqual(
       [target?.line, target?.column],
       [3, columnOf(unicodeLines[2] ?? '', 'café')],
@@ -178,7 +184,7 @@ describe('lsp pack with typescript-language-server', { timeout: 120_000 }, () =>
 
   it('lists references across files, with or without the declaration', async () => {
     const all = ok(await lsp.call('references', { path: 'code/src/util.ts', line: 2, column: 17 }));
-    const places = (all.data as { locations: Place[] }).locations.map(
+    const places = (all.data as { places: Place[] }).places.map(
       (p) => `${p.path}:${p.line}:${p.column}`,
     );
     const unicodeAdd = `code/src/unicode.ts:3:${columnOf(unicodeLines[2] ?? '', 'add(')}`;
@@ -193,7 +199,7 @@ describe('lsp pack with typescript-language-server', { timeout: 120_000 }, () =>
         include_declaration: false,
       }),
     );
-    const usePlaces = (uses.data as { locations: Place[] }).locations.map((p) => p.path);
+    const usePlaces = (uses.data as { places: Place[] }).places.map((p) => p.path);
     assert.equal(usePlaces.includes('code/src/util.ts'), false, uses.content);
     assert.ok(usePlaces.length >= 2, uses.content);
   });
@@ -202,9 +208,9 @@ describe('lsp pack with typescript-language-server', { timeout: 120_000 }, () =>
     const doc = ok(await lsp.call('symbols', { path: 'code/src/util.ts' }));
     const symbols = (
       doc.data as {
-        symbols: { name: string; kind: string; container: string | null; line: number }[];
+        places: { name: string; kind: string; container: string | null; line: number }[];
       }
-    ).symbols;
+    ).places;
     const brief = symbols.map((s) => `${s.kind} ${s.name} ${s.container ?? '-'} ${s.line}`);
     for (const expected of [
       'function add - 2',
@@ -215,8 +221,7 @@ describe('lsp pack with typescript-language-server', { timeout: 120_000 }, () =>
       assert.ok(brief.includes(expected), `${expected} in ${brief.join(', ')}`);
     }
     const found = ok(await lsp.call('symbols', { path: 'code', query: 'Counter' }));
-    const hits = (found.data as { symbols: { name: string; path: string; line: number }[] })
-      .symbols;
+    const hits = (found.data as { places: { name: string; path: string; line: number }[] }).places;
     assert.ok(
       hits.some((s) => s.name === 'Counter' && s.path === 'code/src/util.ts' && s.line === 7),
       found.content,
@@ -400,10 +405,8 @@ describe(
       const result = ok(await lsp.call('diagnostics', { path: 'pull' }));
       const data = result.data as DiagnosticsData;
       assert.deepEqual(
-        data.results.map((r) =>
-          r.problems.map((p) => [p.path, p.line, p.column, p.severity, p.code]),
-        ),
-        [[['pull/warn.mini', 2, 3, 'warning', 'W1']]],
+        data.places.map((p) => [p.path, p.line, p.column, p.severity, p.code]),
+        [['pull/warn.mini', 2, 3, 'warning', 'W1']],
       );
       assert.match(result.content, /^0 errors, 1 warning in 1 file in pull/);
       assert.match(
