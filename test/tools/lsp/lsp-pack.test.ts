@@ -281,6 +281,7 @@ describe(
 
     before(async () => {
       base = await realpath(await mkdtemp(join(tmpdir(), 'vaultd-lsp-bad-')));
+      await writeFiles(join(base, 'ext'), { 'lib/z.mini': '😀 WARN\n' });
       await writeFiles(join(base, 'vault'), {
         'a.crash': 'x\n',
         'a.hang': 'x\n',
@@ -291,11 +292,17 @@ describe(
         'huge.mini': 'HUGE\n',
         'idle/package.json': '{}',
         'idle/x.mini': 'fine\n',
+        'many/package.json': '{}',
+        'many/a.mini': 'WARN\n',
+        'many/b.mini': 'WARN\n',
+        'many/c.mini': 'WARN\n',
       });
       lsp = await startLspHost(
         base,
         {
           start_timeout_ms: 1500,
+          max_files: 2,
+          roots: [{ name: 'ext', path: join(base, 'ext') }],
           request_timeout_ms: 3000,
           idle_shutdown_ms: 400,
           servers: {
@@ -419,6 +426,21 @@ describe(
       const result = await lsp.call('hover', { path: 'huge.mini', line: 1, column: 1 });
       assert.equal(result.error?.code, 'EXECUTION_FAILED');
       assert.match(result.error?.message ?? '', /over the \d+-byte cap/);
+    });
+
+    it('reads a configured extra root by absolute path, and caps a folder at max_files', async () => {
+      const file = join(base, 'ext/lib/z.mini');
+      const ext = ok(await lsp.call('diagnostics', { path: file }));
+      const [place] = (ext.data as DiagnosticsData).places;
+      assert.deepEqual([place?.path, place?.line, place?.column], [file, 1, 3]);
+      const many = ok(await lsp.call('diagnostics', { path: 'many' }));
+      const data = many.data as DiagnosticsData & { more_files: boolean };
+      assert.deepEqual(
+        data.files.map((f) => f.path),
+        ['many/a.mini', 'many/b.mini'],
+      );
+      assert.equal(data.more_files, true);
+      assert.match(many.content, /More files are in the folder than were looked at/);
     });
 
     it('stops a server left idle', async () => {
