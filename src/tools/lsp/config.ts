@@ -17,6 +17,8 @@ export interface ServerConfig {
   readonly initializationOptions: Readonly<Record<string, unknown>>;
   /** What `workspace/configuration` answers (by section, dotted keys looked up). */
   readonly settings: Readonly<Record<string, unknown>>;
+  /** Run it in a bubblewrap sandbox: the system read-only, no network, a private /tmp. */
+  readonly sandbox: boolean;
 }
 
 /** The `tools.lsp` section, read once into a frozen object. */
@@ -46,6 +48,7 @@ export const DEFAULT_SERVERS: Readonly<Record<string, Record<string, unknown>>> 
     args: ['--stdio'],
     extensions: ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'],
     root_markers: ['tsconfig.json', 'jsconfig.json', 'package.json'],
+    sandbox: true,
   },
 };
 
@@ -63,6 +66,7 @@ const serverSchema: JsonSchema = {
     root_markers: { type: 'array', items: { type: 'string', pattern: '^[^/\\\\]+$' } },
     initialization_options: { type: 'object' },
     settings: { type: 'object' },
+    sandbox: { type: 'boolean' },
     enabled: { type: 'boolean' },
   },
   additionalProperties: false,
@@ -147,6 +151,7 @@ export function readLspConfig(section: Readonly<Record<string, unknown>>): LspCo
         settings: Object.freeze({
           ...((raw['settings'] as Record<string, unknown> | undefined) ?? {}),
         }),
+        sandbox: raw['sandbox'] === true,
       }),
     );
   }

@@ -23,8 +23,9 @@ export const lspPack: ToolPack = {
   staticTools: createLspTools(() => undefined),
   async start(ctx): Promise<PackHandle> {
     const config = readLspConfig(ctx.config);
-    await ctx.access(config.roots);
-    const runtime: LspRuntime = { config, pool: new ServerPool(config, ctx.logger) };
+    const files = await ctx.access(config.roots);
+    const roots = files.roots.map((root) => root.path);
+    const runtime: LspRuntime = { config, pool: new ServerPool(config, roots, ctx.logger) };
     const tools = createLspTools(() => runtime);
     return {
       tools: () => tools,

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { LspConfig, ServerConfig } from './config.ts';
+import { BWRAP, hasBubblewrap } from './sandbox.ts';
 import { LanguageServer, ServerFailure } from './server.ts';
 import { isTypescriptLanguageServer, resolveCommand, trustedTsserver } from './workspace.ts';
 
@@ -22,6 +23,7 @@ interface Backoff {
  */
 export class ServerPool {
   readonly #config: LspConfig;
+  readonly #roots: readonly string[];
   readonly #logger: Logger;
   readonly #servers = new Map<string, LanguageServer>();
   readonly #backoff = new Map<string, Backoff>();
@@ -30,10 +32,12 @@ export class ServerPool {
 
   /**
    * @param config the pack's config.
+   * @param roots the pack's roots (absolute, real), which sandboxed servers see.
    * @param logger for the servers' lives.
    */
-  constructor(config: LspConfig, logger: Logger) {
+  constructor(config: LspConfig, roots: readonly string[], logger: Logger) {
     this.#config = config;
+    this.#roots = roots;
     this.#logger = logger;
     this.#sweep = setInterval(
       () => this.#stopIdle(),
@@ -92,6 +96,12 @@ export class ServerPool {
         false,
       );
     }
+    if (server.sandbox && !(await hasBubblewrap())) {
+      throw new ServerFailure(
+        `the ${server.name} language server is configured to run in a bubblewrap sandbox, and ${BWRAP} is not installed (apt install bubblewrap)`,
+        false,
+      );
+    }
     let initializationOptions: Record<string, unknown> = { ...server.initializationOptions };
     if (isTypescriptLanguageServer(server, command)) {
       const given = initializationOptions['tsserver'] as Record<string, unknown> | undefined;
@@ -124,6 +134,7 @@ export class ServerPool {
       root,
       config: this.#config,
       initializationOptions,
+      roots: this.#roots,
       logger: this.#logger,
       onExit: (s, reason) => this.#crashed(key, s, reason),
     });

@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
 import type { LspConfig, ServerConfig } from './config.ts';
 import { JsonRpcConnection, JsonRpcError } from './json-rpc.ts';
+import { BWRAP, sandboxArgs } from './sandbox.ts';
 import { safePath, type ResolvedCommand } from './workspace.ts';
 
 /** Lines of a server's stderr kept for error messages. */
@@ -49,6 +50,8 @@ export interface LanguageServerOptions {
   readonly root: string;
   readonly config: LspConfig;
   readonly initializationOptions: Readonly<Record<string, unknown>>;
+  /** The pack's roots (absolute, real): what a sandboxed server sees besides the system. */
+  readonly roots: readonly string[];
   readonly logger: Logger;
   /** Told once when the process ends without {@link LanguageServer.stop} having been called. */
   readonly onExit: (server: LanguageServer, reason: string) => void;
@@ -105,9 +108,14 @@ export class LanguageServer {
     this.options = options;
     const { server, command, root, config } = options;
     this.#logger = options.logger.child({ lsp_server: server.name, workspace: root });
-    this.#child = spawn(command.file, [...command.args], {
+    const env = { PATH: safePath(), ...server.env };
+    const argv = [command.file, ...command.args];
+    const [file, ...args] = server.sandbox
+      ? [BWRAP, ...sandboxArgs(argv, root, options.roots, env)]
+      : argv;
+    this.#child = spawn(file as string, args, {
       cwd: root,
-      env: { PATH: safePath(), ...server.env },
+      env,
       detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
       windowsHide: true,
@@ -346,7 +354,9 @@ export class LanguageServer {
     const result = await this.#connection.request<{ capabilities?: Record<string, unknown> }>(
       'initialize',
       {
-        processId: process.pid,
+        // In the sandbox's PID namespace vaultd's pid means nothing (a server watching it would
+        // exit at once); bubblewrap ends the server with vaultd instead.
+        processId: server.sandbox ? null : process.pid,
         clientInfo: { name: 'vaultd', version: '0.1.0' },
         locale: 'en',
         rootPath: root,

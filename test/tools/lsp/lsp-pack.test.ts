@@ -63,7 +63,8 @@ describe('lsp pack with typescript-language-server', { timeout: 120_000 }, () =>
     await writeFiles(base, { 'outside/secret.ts': 'export const secret = "s3cret";\n' });
     await symlink(join(base, 'outside/secret.ts'), join(vault, 'code/src/leak.ts'));
     await writeFile(join(vault, 'notes.md'), '# Notes\n');
-    lsp = await startLspHost(base, {});
+    // Outside the sandbox, so that the planted TypeScript could leave its marker if it ran.
+    lsp = await startLspHost(base, { servers: { typescript: { sandbox: false } } });
   });
 
   after(async () => {
@@ -231,8 +232,9 @@ describe('lsp pack with typescript-language-server', { timeout: 120_000 }, () =>
 
   it('shares one server per workspace root between calls', async () => {
     const root = join(vault, 'code');
-    const servers = (await processesIn(root)).filter((p) =>
-      p.cmdline.includes('typescript-language-server'),
+    const servers = (await processesIn(root)).filter(
+      (p) =>
+        p.cmdline.startsWith(process.execPath) && p.cmdline.includes('typescript-language-server'),
     );
     assert.equal(servers.length, 1, servers.map((s) => s.cmdline).join('\n'));
   });
@@ -257,6 +259,24 @@ describe('lsp pack with typescript-language-server', { timeout: 120_000 }, () =>
     assert.match(far.error?.message ?? '', /line 99 is outside the file/);
     const flag = await lsp.call('hover', { path: '--help', line: 1, column: 1 });
     assert.equal(flag.error?.code, 'INVALID_PARAMS', 'a path, never an option');
+  });
+
+  it('runs typescript-language-server in the bubblewrap sandbox by default', async () => {
+    await copyProject(join(vault, 'boxed'));
+    const boxed = await startLspHost(base, {});
+    try {
+      const result = ok(await boxed.call('diagnostics', { path: 'boxed/src/main.ts' }));
+      assert.equal((result.data as DiagnosticsData).counts.error, 1, result.content);
+      const tree = await processesIn(join(vault, 'boxed'));
+      assert.ok(
+        tree.some(
+          (p) => p.cmdline.startsWith('/usr/bin/bwrap') && p.cmdline.includes('--unshare-all'),
+        ),
+        tree.map((p) => p.cmdline).join('\n'),
+      );
+    } finally {
+      await boxed.host.stop();
+    }
   });
 
   it('kills its servers, whole process groups, when the pack stops', async () => {
@@ -293,6 +313,10 @@ describe(
         'idle/package.json': '{}',
         'idle/x.mini': 'fine\n',
         'many/package.json': '{}',
+        'box/package.json': '{}',
+        'box/w.boxed': 'WRITE\n',
+        'free/package.json': '{}',
+        'free/w.mini': 'WRITE\n',
         'many/a.mini': 'WARN\n',
         'many/b.mini': 'WARN\n',
         'many/c.mini': 'WARN\n',
@@ -317,6 +341,13 @@ describe(
               extensions: ['.hang'],
             },
             ghost: { command: 'vaultd-no-such-language-server', extensions: ['.ghost'] },
+            boxed: {
+              command: node,
+              args: [join(FIXTURES, 'mini-server.mjs')],
+              extensions: ['.boxed'],
+              root_markers: ['package.json'],
+              sandbox: true,
+            },
             mini: {
               command: node,
               args: [join(FIXTURES, 'mini-server.mjs')],
@@ -441,6 +472,15 @@ describe(
       );
       assert.equal(data.more_files, true);
       assert.match(many.content, /More files are in the folder than were looked at/);
+    });
+
+    it('runs a sandboxed server where it cannot write, even in its own workspace', async () => {
+      const free = ok(await lsp.call('hover', { path: 'free/w.mini', line: 1, column: 1 }));
+      assert.match(free.content, /wrote/, 'without the sandbox the write happens');
+      assert.equal(existsSync(join(base, 'vault/free/written-by-server')), true);
+      const boxed = ok(await lsp.call('hover', { path: 'box/w.boxed', line: 1, column: 1 }));
+      assert.match(boxed.content, /write failed: EROFS/);
+      assert.equal(existsSync(join(base, 'vault/box/written-by-server')), false);
     });
 
     it('stops a server left idle', async () => {
