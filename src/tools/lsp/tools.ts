@@ -310,11 +310,12 @@ async function workspaceSymbols(
   }
   const finder = new PlaceFinder(ctx.files);
   const entries: SymbolEntry[] = [];
-  const scope = resolved.path;
   let outOfScope = 0;
   for (const seed of seeds) {
     const server = requireServer(rt.config, seed, path);
     const open = await openFile(rt, ctx, seed, server);
+    // A folder limits the search to itself; a file stands for its whole workspace.
+    const scope = directory ? resolved.path : open.server.options.root;
     const answer = await serverCall(ctx, () =>
       open.server.request<SymbolInformation[] | null>('workspace/symbol', { query }, ctx.signal),
     );
@@ -322,7 +323,7 @@ async function workspaceSymbols(
       if (entries.length >= MAX_ITEMS) break;
       const inScope = await finder.resolve(item.location?.uri);
       if (inScope === undefined) continue;
-      if (directory ? !isUnder(inScope.path, scope) : inScope.path !== scope) {
+      if (!isUnder(inScope.path, scope)) {
         outOfScope += 1;
         continue;
       }

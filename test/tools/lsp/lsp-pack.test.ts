@@ -228,6 +228,12 @@ describe('lsp pack with typescript-language-server', { timeout: 120_000 }, () =>
       found.content,
     );
     assert.match(found.content, /class Counter \(code\/src\/util\.ts:7:\d+\)/);
+    const viaFile = ok(await lsp.call('symbols', { path: 'code/src/main.ts', query: 'Counter' }));
+    assert.match(
+      viaFile.content,
+      /class Counter \(code\/src\/util\.ts:7:\d+\)/,
+      'a file stands for its workspace',
+    );
   });
 
   it('shares one server per workspace root between calls', async () => {
