@@ -26,7 +26,7 @@ import {
   serverCall,
   type LspRuntime,
 } from './session.ts';
-import { filesUnder } from './workspace.ts';
+import { filesUnder, findWorkspaceRoot } from './workspace.ts';
 
 /** Locations and symbols kept in one result, at most. */
 const MAX_ITEMS = 200;
@@ -294,10 +294,24 @@ async function workspaceSymbols(
   let seeds = [resolved];
   if (directory) {
     seeds = [];
+    // One file of each workspace in the folder (a vault may hold several projects), at most as
+    // many workspaces as servers may run at once.
     for (const server of rt.config.servers) {
-      const found = await filesUnder(resolved.path, new Set(server.extensions), 1);
-      const first = found.files[0];
-      if (first !== undefined) seeds.push(await ctx.files.resolve(first, 'read'));
+      const found = await filesUnder(resolved.path, new Set(server.extensions), rt.config.maxFiles);
+      const workspaces = new Set<string>();
+      for (const file of found.files) {
+        if (seeds.length >= rt.config.maxServers) break;
+        let seed;
+        try {
+          seed = await ctx.files.resolve(file, 'read');
+        } catch {
+          continue;
+        }
+        const root = await findWorkspaceRoot(seed.path, false, seed.root.path, server.rootMarkers);
+        if (workspaces.has(root)) continue;
+        workspaces.add(root);
+        seeds.push(seed);
+      }
     }
     if (seeds.length === 0) {
       throw new ToolError(

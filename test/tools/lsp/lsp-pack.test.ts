@@ -318,6 +318,10 @@ describe(
         'huge.mini': 'HUGE\n',
         'idle/package.json': '{}',
         'idle/x.mini': 'fine\n',
+        'projects/one/package.json': '{}',
+        'projects/one/a.mini': 'SYMBOL\n',
+        'projects/two/package.json': '{}',
+        'projects/two/b.mini': 'SYMBOL\n',
         'many/package.json': '{}',
         'box/package.json': '{}',
         'box/w.boxed': 'WRITE\n',
@@ -487,6 +491,14 @@ describe(
       const boxed = ok(await lsp.call('hover', { path: 'box/w.boxed', line: 1, column: 1 }));
       assert.match(boxed.content, /write failed: EROFS/);
       assert.equal(existsSync(join(base, 'vault/box/written-by-server')), false);
+    });
+
+    it('searches symbols in every workspace of a folder', async () => {
+      const result = ok(await lsp.call('symbols', { path: 'projects', query: 'SYMBOL' }));
+      assert.deepEqual(
+        (result.data as { places: { path: string }[] }).places.map((p) => p.path).sort(),
+        ['projects/one/a.mini', 'projects/two/b.mini'],
+      );
     });
 
     it('stops a server left idle', async () => {
