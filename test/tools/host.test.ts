@@ -130,6 +130,7 @@ describe('PackHost', () => {
         ['notify', true],
         ['mcp', true],
         ['commands', true],
+        ['lsp', false],
         ['live', true],
         ['quiet', false],
       ],
