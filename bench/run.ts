@@ -16,6 +16,7 @@ import { runBaseline } from './suites/baseline.ts';
 import { runBurst } from './suites/burst.ts';
 import { runConcurrency } from './suites/concurrency.ts';
 import { runLatency } from './suites/latency.ts';
+import { runLsp } from './suites/lsp.ts';
 import { runParseCost } from './suites/parse-cost.ts';
 import { lastProfile, runProfile } from './suites/profile.ts';
 import { runScale } from './suites/scale.ts';
@@ -28,6 +29,7 @@ const SUITES: Record<string, (ctx: BenchContext) => Promise<Figure[]>> = {
   scale: runScale,
   concurrency: runConcurrency,
   parse: runParseCost,
+  lsp: runLsp,
   profile: runProfile,
 };
 

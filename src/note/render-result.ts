@@ -9,12 +9,18 @@ import {
 
 /** Search hits shown in a callout at most. */
 const MAX_HITS = 20;
+/** File places shown in a callout at most. */
+const MAX_PLACES = 30;
+// A vault-relative path that is safe as a wiki-link target: no `[ ] | # ^ %`, backticks, line
+// breaks or markup characters, no absolute path, no `..` segment.
+const LINKABLE_PATH = /^(?!\/)(?!.*(?:^|\/)\.\.(?:\/|$))[\p{L}\p{N} ._\-/()+,@~'&]+$/u;
 
 const CALLOUT: Record<string, string> = { success: 'success', error: 'failure' };
 
 /**
  * Renders one result as markdown: a callout a person reads in Obsidian (outcome, links for search
- * hits, error code and message, or the content truncated), then a fenced `json` block holding
+ * hits, wiki links for places in files (`data.places`), error code and message, or the content
+ * truncated), then a fenced `json` block holding
  * `{"tool_result": result}`. Everything tool-controlled is escaped so nothing rendered can open a
  * fence, a heading or a link to a non-http URL, and the fence is longer than any backtick run in
  * the JSON. Lines end with `\n`; there is no trailing line ending.
@@ -49,7 +55,13 @@ function renderBody(result: ToolResult): string[] {
     return items;
   }
   const content = typeof result.content === 'string' ? result.content : '';
-  const body = content.trim() === '' ? ['(no content)'] : escapeMarkdownText(content);
+  const places = readPlaces(result.data);
+  const body =
+    places !== null
+      ? renderPlaces(content, places)
+      : content.trim() === ''
+        ? ['(no content)']
+        : escapeMarkdownText(content);
   const diff = readDiff(result.data);
   return diff === null ? body : [...body, '', ...renderDiff(diff)];
 }
@@ -83,6 +95,58 @@ function renderDiff(diff: string): string[] {
       ? [`*(${all.length - MAX_DIFF_LINES} more lines in the JSON block below)*`]
       : [];
   return [`${fence}diff`, ...lines, fence, ...more];
+}
+
+interface PlaceItem {
+  readonly path: string;
+  readonly line: number;
+  readonly column: number | undefined;
+  readonly label: string;
+  readonly text: string;
+}
+
+/** `data.places`: places in files a tool found (diagnostics, definitions, symbols). */
+function readPlaces(data: unknown): PlaceItem[] | null {
+  if (typeof data !== 'object' || data === null) return null;
+  const places = (data as { places?: unknown }).places;
+  if (!Array.isArray(places)) return null;
+  const out: PlaceItem[] = [];
+  for (const item of places) {
+    if (typeof item !== 'object' || item === null) return null;
+    const { path, line, column, label, text } = item as Record<string, unknown>;
+    if (typeof path !== 'string' || typeof line !== 'number') return null;
+    out.push({
+      path,
+      line,
+      column: typeof column === 'number' ? column : undefined,
+      label: typeof label === 'string' ? label : '',
+      text: typeof text === 'string' ? text : '',
+    });
+  }
+  return out;
+}
+
+/**
+ * The content's first line, then each place as a wiki link to its file (vault-relative paths
+ * only; any other path is shown as text) with `path:line:column` as the link's text, its label,
+ * and its source line below it.
+ */
+function renderPlaces(content: string, places: readonly PlaceItem[]): string[] {
+  const first = content.split(/\r\n|\r|\n/, 1)[0] ?? '';
+  const out = first.trim() === '' ? [] : [escapeMarkdownTitle(first, 300)];
+  for (const place of places.slice(0, MAX_PLACES)) {
+    const where = `${place.path}:${place.line}${place.column === undefined ? '' : `:${place.column}`}`;
+    const link = LINKABLE_PATH.test(place.path)
+      ? `[[${place.path}|${where}]]`
+      : escapeMarkdownTitle(where, 300);
+    const label = place.label === '' ? '' : ` ${escapeMarkdownTitle(place.label, 300)}`;
+    out.push(`- ${link}${label}`);
+    if (place.text !== '') out.push(`  ${escapeMarkdownTitle(place.text, 200)}`);
+  }
+  if (places.length > MAX_PLACES) {
+    out.push(`*(${places.length - MAX_PLACES} more in the JSON block below)*`);
+  }
+  return out.length === 0 ? ['(no content)'] : out;
 }
 
 interface Hit {

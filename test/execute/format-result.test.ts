@@ -56,6 +56,16 @@ describe('formatOutput', () => {
     assert.deepEqual(formatOutput(value), out, 'the same value always gives the same text');
   });
 
+  it('keeps the text of a toolOutput as content beside its JSON-safe data', () => {
+    const when = new Date('2026-01-02T03:04:05.000Z');
+    assert.deepEqual(formatOutput(toolOutput('src/a.ts:3:7 error', { when, gone: undefined })), {
+      content: 'src/a.ts:3:7 error',
+      data: { when: '2026-01-02T03:04:05.000Z' },
+    });
+    assert.deepEqual(formatOutput(toolOutput('only text', undefined)), { content: 'only text' });
+    assert.deepEqual(formatOutput({ content: 'x', data: 1 }).data, { content: 'x', data: 1 });
+  });
+
   it('renders arrays and says when they are empty', () => {
     assert.deepEqual(formatOutput([1, 'two']), { content: '- 1\n- two', data: [1, 'two'] });
     assert.deepEqual(formatOutput([]), { content: '(empty list)', data: [] });

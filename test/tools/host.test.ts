@@ -132,6 +132,7 @@ describe('PackHost', () => {
         ['commands', true],
         ['git', false],
         ['filesystem', false],
+        ['lsp', false],
         ['live', true],
         ['quiet', false],
       ],

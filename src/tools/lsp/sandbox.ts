@@ -1,0 +1,53 @@
+import { access, constants } from 'node:fs/promises';
+
+/** Where bubblewrap is expected. */
+export const BWRAP = '/usr/bin/bwrap';
+
+/**
+ * Whether bubblewrap can be run.
+ */
+export async function hasBubblewrap(): Promise<boolean> {
+  try {
+    await access(BWRAP, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The arguments of bubblewrap that run a language server with the whole file system read-only,
+ * the pack's roots visible (read-only, also when they are under /tmp), a private /tmp, no
+ * network, its own PID namespace, dying with vaultd, and only the given environment.
+ * @param argv the server's program and arguments.
+ * @param cwd its working directory (the workspace root, absolute, real).
+ * @param roots the pack's roots (absolute, real).
+ * @param env its whole environment.
+ */
+export function sandboxArgs(
+  argv: readonly string[],
+  cwd: string,
+  roots: readonly string[],
+  env: Readonly<Record<string, string>>,
+): string[] {
+  return [
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    '--tmpfs',
+    '/tmp',
+    ...roots.flatMap((root) => ['--ro-bind', root, root]),
+    '--chdir',
+    cwd,
+    '--unshare-all',
+    '--die-with-parent',
+    '--clearenv',
+    ...Object.entries(env).flatMap(([key, value]) => ['--setenv', key, value]),
+    '--',
+    ...argv,
+  ];
+}
