@@ -6,6 +6,7 @@ import { mcpPack } from './mcp/index.ts';
 import { commandsPack } from './commands/index.ts';
 import { gitPack } from './git/index.ts';
 import { filesystemPack } from './filesystem/index.ts';
+import { shellPack } from './shell/index.ts';
 
 /** The packs vaultd ships with, in the order they start: adding a pack is one line here. */
 export const BUILTIN_PACKS: readonly ToolPack[] = [
@@ -15,6 +16,7 @@ export const BUILTIN_PACKS: readonly ToolPack[] = [
   commandsPack,
   gitPack,
   filesystemPack,
+  shellPack,
 ];
 
 /**
