@@ -132,6 +132,7 @@ describe('PackHost', () => {
         ['commands', true],
         ['git', false],
         ['filesystem', false],
+        ['shell', false],
         ['live', true],
         ['quiet', false],
       ],

@@ -118,6 +118,8 @@ export class JobStore {
     const log = await open(join(this.#dir, `${id}.log`), 'a', 0o600);
     const [file, ...args] = launch.argv;
     let child: ChildProcess;
+    let started: Promise<Error | null>;
+    let exit: Promise<[number | null, NodeJS.Signals | null]>;
     try {
       child = spawn(file ?? '/bin/false', args, {
         cwd: launch.cwdPath,
@@ -125,15 +127,19 @@ export class JobStore {
         detached: true,
         stdio: ['ignore', log.fd, log.fd],
       });
+      const spawned = child;
+      started = new Promise<Error | null>((resolve) => {
+        spawned.once('spawn', () => resolve(null));
+        spawned.once('error', resolve);
+      });
+      // Listened for at once: a job may end before its record is written.
+      exit = new Promise((resolve) => spawned.once('exit', (code, sig) => resolve([code, sig])));
     } finally {
       await log.close();
     }
-    const started = await new Promise<Error | null>((resolve) => {
-      child.once('spawn', () => resolve(null));
-      child.once('error', resolve);
-    });
-    if (started !== null) {
-      throw new ToolError('EXECUTION_FAILED', `could not start the job: ${started.message}`);
+    const failed = await started;
+    if (failed !== null) {
+      throw new ToolError('EXECUTION_FAILED', `could not start the job: ${failed.message}`);
     }
     const record: JobRecord = {
       id,
@@ -156,7 +162,7 @@ export class JobStore {
     }, launch.timeoutS * 1000);
     const live: Live = { child, record, timer, exited };
     this.#live.set(id, live);
-    child.once('exit', (code, signal) => {
+    void exit.then(([code, signal]) => {
       clearTimeout(timer);
       void this.#finish(live, code, signal).finally(resolveExit);
     });
