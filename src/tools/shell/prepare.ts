@@ -1,9 +1,9 @@
 import { lstat, readdir, realpath, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ToolError } from '../../protocol/errors.ts';
 import type { VaultAccess } from '../../protocol/types.ts';
 import { isInside } from '../../vault/access.ts';
-import { newTag, type SandboxPlan } from './sandbox.ts';
+import { newTag, runsAsRoot, type SandboxPlan } from './sandbox.ts';
 
 /** The arguments of `shell_exec` and `shell_background`, normalised. */
 // A type, not an interface: tools are held as Tool<Record<string, unknown>>.
@@ -35,6 +35,7 @@ export async function planSandbox(
   args: ShellArgs,
   files: VaultAccess,
   paths: VaultPaths,
+  runAs?: { readonly uid: number; readonly gid: number },
 ): Promise<SandboxPlan> {
   const resolved = await files.resolve(args.cwd, 'write');
   if (!resolved.exists || !(await stat(resolved.path)).isDirectory()) {
@@ -44,6 +45,7 @@ export async function planSandbox(
     );
   }
   const cwd = resolved.path;
+  if (runAs !== undefined && runsAsRoot()) await checkSearchable(cwd, runAs);
   const hide: string[] = [];
   const readOnly: string[] = [];
   if (isInside(paths.vault, cwd)) {
@@ -73,4 +75,26 @@ async function exists(path: string): Promise<boolean> {
     () => true,
     () => false,
   );
+}
+
+/**
+ * Refuse, before anything runs, a working directory the `run_as` user cannot reach (a folder on
+ * the way without search permission for it): bwrap would fail with a message about mounts.
+ */
+async function checkSearchable(
+  cwd: string,
+  user: { readonly uid: number; readonly gid: number },
+): Promise<void> {
+  for (let dir = cwd; ; dir = dirname(dir)) {
+    const info = await stat(dir);
+    const bit = info.uid === user.uid ? 0o100 : info.gid === user.gid ? 0o010 : 0o001;
+    if ((info.mode & bit) === 0) {
+      throw new ToolError(
+        'EXECUTION_FAILED',
+        `commands run as uid ${user.uid} (tools.shell.run_as, since vaultd runs as root), which cannot enter ${dir}; ` +
+          'let that user search the folders up to the working directory (chmod o+x, a group, or another run_as)',
+      );
+    }
+    if (dirname(dir) === dir) return;
+  }
 }

@@ -84,7 +84,7 @@ export function shellTools(settings: ShellSettings, runtime: ShellRuntime | unde
     preview,
     async handler(args, ctx) {
       const rt = need();
-      const plan = await planSandbox(args, ctx.files, rt.paths);
+      const plan = await planSandbox(args, ctx.files, rt.paths, settings.runAs);
       const record = await rt.jobs.start({
         argv: sandboxArgv(settings, plan, rt.view),
         env: settings.sandbox === 'none' ? sandboxEnv(settings, args.env) : LAUNCH_ENV,
@@ -235,7 +235,7 @@ async function runCommand(
   settings: ShellSettings,
   rt: ShellRuntime,
 ): Promise<unknown> {
-  const plan = await planSandbox(args, ctx.files, rt.paths);
+  const plan = await planSandbox(args, ctx.files, rt.paths, settings.runAs);
   const [file, ...rest] = sandboxArgv(settings, plan, rt.view);
   let result;
   try {

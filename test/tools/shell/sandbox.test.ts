@@ -2,7 +2,7 @@
 // command may do (its cwd, its output, its exit code) and every way out an agent would try.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { readFile, symlink, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -291,6 +291,28 @@ describe('shell pack configuration', { timeout: 60_000 }, () => {
       await bare.close();
     }
   });
+
+  it(
+    'refuses, before running, a cwd the run_as user cannot enter when vaultd runs as root',
+    {
+      skip: process.getuid?.() !== 0 && 'only as root',
+    },
+    async () => {
+      const shell = await startShell();
+      try {
+        const closed = await workDir(shell.vault, 'closed');
+        await mkdir(join(closed, 'inner'));
+        await chmod(closed, 0o700);
+        await chown(closed, 0, 0);
+        const result = await shell.call('shell_exec', { command: 'true', cwd: 'closed/inner' });
+        assert.equal(result.error?.code, 'EXECUTION_FAILED');
+        assert.match(result.error?.message ?? '', /uid 65534 .* cannot enter .*closed;/);
+        assert.equal(result.metadata.may_have_acted, false);
+      } finally {
+        await shell.close();
+      }
+    },
+  );
 
   it('is off unless enabled, and refuses unknown keys', async () => {
     const { BUILTIN_PACKS } = await import('../../../src/tools/index.ts');
