@@ -304,16 +304,9 @@ export class JobStore {
   }
 
   async #records(): Promise<JobRecord[]> {
-    const out: JobRecord[] = [];
-    for (const name of await readdir(this.#dir).catch(() => [] as string[])) {
-      if (!/^job_[0-9a-f]{12}\.json$/.test(name)) continue;
-      try {
-        out.push(JSON.parse(await readFile(join(this.#dir, name), 'utf8')) as JobRecord);
-      } catch (error) {
-        this.#logger.warn({ err: error, file: name }, 'unreadable job record left as it is');
-      }
-    }
-    return out;
+    return readJobRecords(this.#dir, (file, error) =>
+      this.#logger.warn({ err: error, file }, 'unreadable job record left as it is'),
+    );
   }
 
   async #prune(): Promise<void> {
@@ -325,6 +318,28 @@ export class JobStore {
       await rm(join(this.#dir, `${old.id}.log`), { force: true });
     }
   }
+}
+
+/**
+ * The job records in a folder, newest first (for `vaultd status` too, which reads them without
+ * the daemon).
+ * @param dir the jobs folder, `<vault>/.vaultd/packs/shell/jobs`.
+ * @param onUnreadable told about a record that is not JSON; default: skipped silently.
+ */
+export async function readJobRecords(
+  dir: string,
+  onUnreadable: (file: string, error: unknown) => void = () => undefined,
+): Promise<JobRecord[]> {
+  const out: JobRecord[] = [];
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    if (!/^job_[0-9a-f]{12}\.json$/.test(name)) continue;
+    try {
+      out.push(JSON.parse(await readFile(join(dir, name), 'utf8')) as JobRecord);
+    } catch (error) {
+      onUnreadable(name, error);
+    }
+  }
+  return out.sort((a, b) => (a.started_at < b.started_at ? 1 : -1));
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {

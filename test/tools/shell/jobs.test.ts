@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ROOT } from '../../helpers/vault.ts';
+import { ROOT, runCli } from '../../helpers/vault.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
 import { processesWith, startShell, workDir, type ShellHost } from './helpers.ts';
 
@@ -140,6 +140,19 @@ describe('shell background jobs across restarts', { timeout: 120_000 }, () => {
     try {
       const result = await second.call('shell_job_status', { job_id: id });
       assert.equal((result.data as Status).state, 'interrupted', result.content);
+      const status = await runCli([
+        'status',
+        '--config',
+        join(first.vault, 'vaultd.yaml'),
+        '--json',
+      ]);
+      assert.equal(status.code, 0, status.stderr);
+      const listed = (JSON.parse(status.stdout) as { jobs: { id: string; state: string }[] }).jobs;
+      assert.deepEqual(
+        listed.map((j) => [j.id, j.state]),
+        [[id, 'interrupted']],
+        'vaultd status lists the job',
+      );
     } finally {
       await second.close();
     }
