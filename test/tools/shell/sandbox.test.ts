@@ -207,6 +207,29 @@ describe('shell_exec in the sandbox', { timeout: 120_000 }, () => {
     );
   });
 
+  it('kills the command and everything it started when the call is aborted (daemon shutdown)', async () => {
+    const marker = `3605.${process.pid}`;
+    const controller = new AbortController();
+    const pending = shell.executor.execute(
+      {
+        id: `abort_${process.pid}`,
+        name: 'shell_exec',
+        arguments: { command: `setsid sleep ${marker} & sleep ${marker}`, cwd: 'work' },
+      },
+      { signal: controller.signal },
+    );
+    await waitFor(async () => (await processesWith(marker)).length >= 2, {
+      message: 'the command runs',
+    });
+    controller.abort();
+    const result = await pending;
+    assert.equal(result.status, 'interrupted', result.content);
+    await waitFor(async () => (await processesWith(marker)).length === 0, {
+      timeoutMs: 10_000,
+      message: 'every sleep is gone',
+    });
+  });
+
   it('sets only allowed variables, refuses other names and NUL bytes, and passes values as data', async () => {
     const ok = await shell.call('shell_exec', {
       command: 'printf "%s|%s" "$TZ" "$LANG"',
