@@ -2,12 +2,23 @@
 // command may do (its cwd, its output, its exit code) and every way out an agent would try.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { chmod, chown, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { chmod, chown, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { ROOT } from '../../helpers/vault.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
-import { execData, processesWith, startShell, workDir, type ShellHost } from './helpers.ts';
+import {
+  execData,
+  giveToSandbox,
+  processesWith,
+  SANDBOX_UID,
+  startShell,
+  workDir,
+  type ShellHost,
+} from './helpers.ts';
 
 describe('shell_exec in the sandbox', { timeout: 120_000 }, () => {
   let shell: ShellHost;
@@ -360,3 +371,68 @@ async function listen(): Promise<{ server: Server; port: number; connections: ()
   const port = typeof address === 'object' && address !== null ? address.port : 0;
   return { server, port, connections: () => count };
 }
+
+describe('shell pack run by an unprivileged vaultd', { timeout: 120_000 }, () => {
+  it(
+    'sandboxes without setpriv: same refusals, same limits',
+    {
+      skip: process.getuid?.() !== 0 && 'the other tests already run unprivileged',
+    },
+    async () => {
+      const vault = await mkdtemp(join(tmpdir(), 'vaultd-shell-user-'));
+      try {
+        await giveToSandbox(vault);
+        const marker = `ubomb-${process.pid}`;
+        const child = spawn(
+          'setpriv',
+          [
+            `--reuid=${SANDBOX_UID}`,
+            `--regid=${SANDBOX_UID}`,
+            '--clear-groups',
+            '--',
+            process.execPath,
+            '--import',
+            'tsx',
+            join(ROOT, 'test/tools/shell/fixtures/run-unprivileged.ts'),
+            vault,
+            marker,
+          ],
+          {
+            cwd: ROOT,
+            env: { PATH: '/usr/bin:/bin', HOME: '/tmp' },
+            stdio: ['ignore', 'pipe', 'pipe'],
+          },
+        );
+        let out = '';
+        let err = '';
+        child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+        const code = await new Promise((resolve) => child.on('close', resolve));
+        assert.equal(code, 0, err.slice(-2000));
+        type Run = { status: string; stdout: string; stderr: string };
+        const r = JSON.parse(out) as {
+          uid: number;
+          id: Run;
+          escape: Run;
+          vaultd: Run;
+          bomb: Run;
+          next: Run;
+        };
+        assert.equal(r.uid, SANDBOX_UID);
+        assert.equal(r.id.stdout, `${SANDBOX_UID}\n`, JSON.stringify(r.id));
+        assert.equal(await readFile(join(vault, 'work', 'inside.txt'), 'utf8'), 'inside\n');
+        assert.equal(r.escape.status, 'error');
+        assert.equal(existsSync(join(vault, 'outside', 'dotdot')), false);
+        assert.equal(existsSync('/etc/unprivileged-escape'), false);
+        assert.equal(r.vaultd.status, 'error');
+        assert.match(r.vaultd.stdout, /^0\n/);
+        assert.equal(await readFile(join(vault, 'Dashboard.md'), 'utf8'), 'dashboard\n');
+        assert.match(r.bomb.stderr, /Resource temporarily unavailable/);
+        assert.equal(r.next.stdout, 'next\n');
+        assert.deepEqual(await processesWith(marker), []);
+      } finally {
+        await rm(vault, { recursive: true, force: true });
+      }
+    },
+  );
+});
