@@ -36,3 +36,30 @@ export async function killTagged(tags: readonly string[]): Promise<number> {
   }
   return killed;
 }
+
+/** How often a killed sandbox's tag is swept for until its command has been reaped. */
+const SWEEP_EVERY_MS = 500;
+
+/**
+ * Sweep for a sandbox's tag once it is being killed (its timeout passed or the call was aborted)
+ * and every half second after, until `stop` is called: a survivor outside vaultd's process group
+ * would otherwise keep the command's output pipes open, and the call would never end.
+ * @param tag the sandbox's tag.
+ * @param signal the call's signal.
+ * @param timeoutMs when the command's own timeout kills it.
+ * @returns stop sweeping (call it once the command has been reaped).
+ */
+export function sweepWhenKilled(tag: string, signal: AbortSignal, timeoutMs: number): () => void {
+  let interval: NodeJS.Timeout | undefined;
+  const begin = (): void => {
+    if (interval !== undefined) return;
+    interval = setInterval(() => void killTagged([tag]), SWEEP_EVERY_MS);
+  };
+  const timer = setTimeout(begin, timeoutMs + SWEEP_EVERY_MS);
+  signal.addEventListener('abort', begin, { once: true });
+  return () => {
+    clearTimeout(timer);
+    clearInterval(interval);
+    signal.removeEventListener('abort', begin);
+  };
+}

@@ -12,7 +12,7 @@ import {
   type SandboxStatus,
   type SystemView,
 } from './sandbox.ts';
-import { killTagged } from './sweep.ts';
+import { killTagged, sweepWhenKilled } from './sweep.ts';
 
 /** What the tools need from the started pack. */
 export interface ShellRuntime {
@@ -238,6 +238,7 @@ async function runCommand(
   const plan = await planSandbox(args, ctx.files, rt.paths, settings.runAs);
   const [file, ...rest] = sandboxArgv(settings, plan, rt.view);
   let result;
+  const stopSweeping = sweepWhenKilled(plan.tag, ctx.signal, args.timeout_s * 1000);
   try {
     result = await ctx.exec(file ?? settings.bwrapPath, rest, {
       cwd: plan.cwd,
@@ -250,6 +251,8 @@ async function runCommand(
       'EXECUTION_FAILED',
       `could not start the sandbox: ${(error as Error).message}`,
     );
+  } finally {
+    stopSweeping();
   }
   if (result.killed) await killTagged([plan.tag]);
   const timedOut = result.killed && !ctx.signal.aborted;
