@@ -122,6 +122,25 @@ export async function processesWith(marker: string): Promise<number[]> {
   return pids;
 }
 
+/**
+ * Pids of processes whose whole command line is `command` (e.g. the `sleep` itself, not the
+ * shell or sandbox that will start it).
+ * @param command the program and its arguments, space-separated.
+ */
+export async function processesExactly(command: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = (await readFile(`/proc/${entry}/cmdline`, 'latin1')).replaceAll('\0', ' ');
+      if (cmdline.trim() === command) pids.push(Number(entry));
+    } catch {
+      // gone
+    }
+  }
+  return pids;
+}
+
 /** The `data` of a shell_exec result. */
 export interface ExecData {
   exit_code: number | null;

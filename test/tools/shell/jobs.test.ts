@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ROOT, runCli } from '../../helpers/vault.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
-import { processesWith, startShell, workDir, type ShellHost } from './helpers.ts';
+import { processesExactly, processesWith, startShell, workDir, type ShellHost } from './helpers.ts';
 
 interface Status {
   job_id: string;
@@ -184,7 +184,10 @@ describe('shell background jobs across restarts', { timeout: 120_000 }, () => {
       { timeoutMs: 30_000, message: 'the child started a job' },
     );
     const id = (JSON.parse(line) as { job_id: string }).job_id;
-    await waitFor(async () => (await processesWith(marker)).length > 0, { message: 'running' });
+    // The sleep itself, not the sandbox still being set up (that window is the restart sweep's).
+    await waitFor(async () => (await processesExactly(`sleep ${marker}`)).length > 0, {
+      message: 'running',
+    });
     child.kill('SIGKILL');
     await waitFor(async () => (await processesWith(marker)).length === 0, {
       message: 'the job died with the process that started it',
@@ -196,6 +199,44 @@ describe('shell background jobs across restarts', { timeout: 120_000 }, () => {
       assert.equal(s.state, 'interrupted', result.content);
       assert.match(s.reason ?? '', /not restarted/);
       assert.deepEqual(await processesWith(marker), [], 'not restarted');
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('kills at start what is left of a sandbox recorded running (found by its tag)', async () => {
+    const first = await startShell();
+    await first.close({ keep: true });
+    const tag = `VAULTD_SANDBOX_${'ab'.repeat(12)}${process.pid}`;
+    const id = 'job_0123456789ab';
+    const dir = join(first.vault, '.vaultd', 'packs', 'shell', 'jobs');
+    await writeFile(
+      join(dir, `${id}.json`),
+      JSON.stringify({
+        id,
+        command: 'sleep 3700',
+        cwd: 'work',
+        started_at: new Date().toISOString(),
+        ended_at: null,
+        state: 'running',
+        exit_code: null,
+        signal: null,
+        timeout_s: 60,
+        reason: null,
+        tag,
+      }),
+    );
+    // A stand-in for a sandbox that outlived a crash: its command line carries the tag.
+    const survivor = spawn('/bin/bash', ['-c', 'while :; do sleep 0.2; done', tag], {
+      stdio: 'ignore',
+    });
+    const gone = new Promise((resolve) => survivor.on('exit', resolve));
+    await waitFor(async () => (await processesWith(tag)).length > 0, { message: 'running' });
+    const second = await startShell({}, first.vault);
+    try {
+      await gone;
+      const result = await second.call('shell_job_status', { job_id: id });
+      assert.equal((result.data as Status).state, 'interrupted', result.content);
     } finally {
       await second.close();
     }
