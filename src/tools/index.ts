@@ -7,6 +7,7 @@ import { commandsPack } from './commands/index.ts';
 import { gitPack } from './git/index.ts';
 import { filesystemPack } from './filesystem/index.ts';
 import { lspPack } from './lsp/index.ts';
+import { shellPack } from './shell/index.ts';
 
 /** The packs vaultd ships with, in the order they start: adding a pack is one line here. */
 export const BUILTIN_PACKS: readonly ToolPack[] = [
@@ -17,6 +18,7 @@ export const BUILTIN_PACKS: readonly ToolPack[] = [
   gitPack,
   filesystemPack,
   lspPack,
+  shellPack,
 ];
 
 /**

@@ -133,6 +133,7 @@ describe('PackHost', () => {
         ['git', false],
         ['filesystem', false],
         ['lsp', false],
+        ['shell', false],
         ['live', true],
         ['quiet', false],
       ],

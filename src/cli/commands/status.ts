@@ -1,4 +1,6 @@
+import { join } from 'node:path';
 import { readExecutionLog } from '../../observe/execution-log.ts';
+import { readJobRecords } from '../../tools/shell/jobs.ts';
 import { takeVaultSnapshot } from '../../observe/vault-snapshot.ts';
 import { hostname } from 'node:os';
 import { readLock, resolveLayout } from '../../vault/index.ts';
@@ -115,9 +117,25 @@ export async function runStatus(
     f.p95_ms = percentile(list, 0.95);
   }
 
+  // The shell pack's background jobs: every running one and the ten latest others.
+  const records = await readJobRecords(join(layout.state, 'packs', 'shell', 'jobs'));
+  const jobs = [
+    ...records.filter((j) => j.state === 'running'),
+    ...records.filter((j) => j.state !== 'running').slice(0, 10),
+  ].map((j) => ({
+    id: j.id,
+    state: j.state,
+    command: j.command,
+    cwd: j.cwd,
+    started_at: j.started_at,
+    ended_at: j.ended_at,
+    exit_code: j.exit_code,
+  }));
+
   if (options.json) {
     process.stdout.write(
-      `${JSON.stringify({ vault: layout.root, daemon, folders: counts, pending, tools: figures, days }, null, 2)}\n`,
+      `${JSON.stringify({ vault: layout.root, daemon, folders: counts, pending, tools: figures, jobs, days }, null, 2)}
+`,
     );
     return EXIT.ok;
   }
@@ -141,6 +159,14 @@ export async function runStatus(
     out.push(
       `  ${tool.padEnd(20)} ${String(f.calls).padStart(6)} ${String(f.success).padStart(6)} ${String(f.errors).padStart(6)} ${String(f.rejected).padStart(8)} ${String(f.p50_ms).padStart(7)} ${String(f.p95_ms).padStart(7)}`,
     );
+  }
+  if (jobs.length > 0) {
+    out.push('', 'background jobs (shell pack):');
+    for (const j of jobs) {
+      const end = j.state === 'running' ? '' : ` ${j.ended_at ?? ''} exit ${String(j.exit_code)}`;
+      const line = j.command.split('\n').at(-1) ?? '';
+      out.push(`  ${j.id} ${j.state.padEnd(11)} ${j.started_at}${end}  ${line.slice(0, 80)}`);
+    }
   }
   process.stdout.write(`${out.join('\n')}\n`);
   return EXIT.ok;

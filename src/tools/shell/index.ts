@@ -1,0 +1,50 @@
+import { realpath } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { PackHandle, ToolPack } from '../../protocol/pack.ts';
+import { readShellSettings, shellConfigSchema } from './config.ts';
+import { JobStore } from './jobs.ts';
+import { probeSandbox, systemView } from './sandbox.ts';
+import { shellTools } from './tools.ts';
+
+/**
+ * The `shell` pack: bash command lines in a bubblewrap sandbox (`shell_exec`), background jobs
+ * (`shell_background`, `shell_job_status`, `shell_job_output`, `shell_job_kill`). Off unless
+ * `tools.shell.enabled: true`; where the sandbox cannot run, every call fails with the reason
+ * unless the operator wrote `sandbox: none`.
+ */
+export const shellPack: ToolPack = {
+  name: 'shell',
+  description: 'bash command lines in a bubblewrap sandbox, and background jobs',
+  configSchema: shellConfigSchema,
+  enabledByDefault: false,
+  staticTools: shellTools(readShellSettings({}), undefined),
+  async start(ctx): Promise<PackHandle> {
+    const settings = readShellSettings(ctx.config);
+    await ctx.access(settings.roots);
+    const view = await systemView();
+    const status = await probeSandbox(settings, view);
+    if (!status.ok) {
+      ctx.logger.error(
+        { reason: status.reason },
+        'the shell sandbox cannot run: every shell call fails until it can (docs/tools/shell.md)',
+      );
+    } else if (settings.sandbox === 'none') {
+      ctx.logger.warn('tools.shell.sandbox is none: shell commands run without a sandbox');
+    }
+    const jobs = new JobStore(join(ctx.stateDir, 'jobs'), {
+      maxJobs: settings.maxJobs,
+      keepJobs: settings.keepJobs,
+      logger: ctx.logger,
+    });
+    await jobs.open();
+    // stateDir is <vault>/.vaultd/packs/shell: vaultd's state folder is two levels up.
+    const paths = {
+      vault: await realpath(ctx.vault),
+      state: join(
+        await realpath(dirname(dirname(ctx.stateDir))).catch(() => dirname(dirname(ctx.stateDir))),
+      ),
+    };
+    const tools = shellTools(settings, { status, view, jobs, paths });
+    return { tools: () => tools, stop: () => jobs.stop() };
+  },
+};
