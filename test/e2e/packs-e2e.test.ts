@@ -2,7 +2,6 @@
 // for a human with its preview in the note, and once approved from the command line it is made,
 // once, with the configured identity.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -15,24 +14,8 @@ import {
   type DaemonProcess,
   type TempVault,
 } from '../helpers/vault.ts';
+import { git } from '../tools/git/harness.ts';
 import { startDaemon, stopDaemon, waitInFolder, waitPending } from './helpers.ts';
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-      HOME: cwd,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_AUTHOR_NAME: 'Test',
-      GIT_AUTHOR_EMAIL: 'test@example.com',
-      GIT_COMMITTER_NAME: 'Test',
-      GIT_COMMITTER_EMAIL: 'test@example.com',
-    },
-  });
-}
 
 describe('e2e: the git pack from notes', { timeout: 120_000 }, () => {
   let vault: TempVault;
