@@ -1,6 +1,4 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
@@ -104,6 +102,9 @@ export class McpConnection {
   }
 
   async #connect(): Promise<void> {
+    // The SDK is loaded the first time a server is configured: most vaults have none, and loading
+    // it costs a start-up a few hundred milliseconds.
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
     const client = new Client(
       { name: 'vaultd', version: '0.1.0' },
       {
@@ -124,7 +125,7 @@ export class McpConnection {
         },
       },
     );
-    const transport = this.#makeTransport();
+    const transport = await this.#makeTransport();
     transport.onclose = () => this.#lost('the connection closed');
     transport.onerror = (error) => this.#logger.debug({ err: error }, 'MCP transport error');
     this.#client = client;
@@ -158,13 +159,16 @@ export class McpConnection {
     this.#onChange();
   }
 
-  #makeTransport(): Transport {
+  async #makeTransport(): Promise<Transport> {
     const { config } = this;
     if (config.url !== undefined) {
+      const { StreamableHTTPClientTransport } =
+        await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
       return new StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: { headers: { ...config.headers } },
       });
     }
+    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
     const transport = new StdioClientTransport({
       command: config.command ?? '',
       args: [...config.args],
@@ -215,7 +219,11 @@ export class McpConnection {
     this.#client = undefined;
     this.#transport = undefined;
     if (transport !== undefined) transport.onclose = undefined;
-    const pid = transport instanceof StdioClientTransport ? transport.pid : null;
+    // A stdio transport knows its server's process; an HTTP one has none.
+    const pid =
+      transport !== undefined && 'pid' in transport
+        ? (transport as { readonly pid: number | null }).pid
+        : null;
     await client?.close().catch(() => undefined);
     if (pid !== null && pid !== undefined) {
       try {

@@ -1,4 +1,3 @@
-import { createTransport } from 'nodemailer';
 import type { NodemailerError } from 'nodemailer/lib/errors';
 import { ToolError } from '../../protocol/errors.ts';
 import type { EmailConfig } from './config.ts';
@@ -33,6 +32,8 @@ export async function sendEmail(
   signal: AbortSignal,
 ): Promise<EmailReceipt> {
   const phase = { dataAccepted: false, dataSent: false };
+  // Loaded on the first email: a vault that never sends one never pays for it at start-up.
+  const { createTransport } = await import('nodemailer');
   const transport = createTransport({
     host: config.host,
     port: config.port,
