@@ -3,7 +3,8 @@
 // end to end from notes with a daemon child process.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,6 +34,7 @@ import { moveNote, startDaemon, stopDaemon, waitInFolder, waitPending } from '..
 
 const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const CRASHY = join(ROOT, 'test/fixtures/mcp/crashy-server.mjs');
+const FILESYSTEM = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -160,6 +162,50 @@ describe('mcp pack', { timeout: 120_000 }, () => {
       await host.stop();
     }
     assert.equal(registry.has('crashy_count'), false, 'its tools go with it');
+  });
+
+  it('runs the reference filesystem server over stdio: reads inside its folder, an error outside, writes dangerous', async () => {
+    const shared = join(dir, 'shared');
+    await mkdir(shared, { recursive: true });
+    await writeFile(join(shared, 'hello.txt'), 'hello from the filesystem server\n');
+    await writeFile(join(dir, 'secret.txt'), 'not shared\n');
+    const { registry, host, executor } = await hostWith(dir, {
+      files: {
+        command: process.execPath,
+        args: [FILESYSTEM, shared],
+        tools: { 'read_*': 'safe', 'list_*': 'safe' },
+      },
+    });
+    try {
+      const names = registry.names().filter((n) => n.startsWith('files_'));
+      assert.ok(names.includes('files_read_text_file'), names.join(', '));
+      assert.equal(registry.get('files_read_text_file')?.safety, 'safe', 'configured by glob');
+      assert.equal(registry.get('files_write_file')?.safety, 'dangerous', 'everything else');
+      const read = await executor.execute({
+        id: 'f1',
+        name: 'files_read_text_file',
+        arguments: { path: join(shared, 'hello.txt') },
+      });
+      assert.equal(read.success, true, read.content);
+      assert.match(read.content, /hello from the filesystem server/);
+      const outside = await executor.execute({
+        id: 'f2',
+        name: 'files_read_text_file',
+        arguments: { path: join(dir, 'secret.txt') },
+      });
+      assert.equal(outside.success, false, 'the server refuses a path outside its folder');
+      assert.doesNotMatch(outside.content + (outside.error?.message ?? ''), /not shared/);
+      // A dangerous MCP tool never runs without a human.
+      const write = await executor.execute({
+        id: 'f3',
+        name: 'files_write_file',
+        arguments: { path: join(shared, 'new.txt'), content: 'x' },
+      });
+      assert.equal(write.success, false);
+      assert.equal(existsSync(join(shared, 'new.txt')), false);
+    } finally {
+      await host.stop();
+    }
   });
 
   it('speaks Streamable HTTP to the reference server, and cancels a call past its timeout', async () => {
