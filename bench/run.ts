@@ -12,6 +12,7 @@ import { killAllDaemons, stopAllDaemons } from './lib/daemon-process.ts';
 import { renderNotes, renderTable, type Figure, type SuiteResult } from './lib/report.ts';
 import { removeAllVaults } from './lib/temp-vault.ts';
 import { runBacklog } from './suites/backlog.ts';
+import { runBigNote } from './suites/big-note.ts';
 import { runBaseline } from './suites/baseline.ts';
 import { runBurst } from './suites/burst.ts';
 import { runConcurrency } from './suites/concurrency.ts';
@@ -29,6 +30,7 @@ const SUITES: Record<string, (ctx: BenchContext) => Promise<Figure[]>> = {
   scale: runScale,
   concurrency: runConcurrency,
   parse: runParseCost,
+  'big-note': runBigNote,
   lsp: runLsp,
   profile: runProfile,
 };

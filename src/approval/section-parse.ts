@@ -28,6 +28,9 @@ interface Chunk {
  * @param text the whole note.
  */
 export function readApprovalSection(text: string): ApprovalSectionRead {
+  // Most notes have no Approval section: they are not read line by line (on the main thread, a
+  // large note would stall everything else for as long as that takes).
+  if (!/approval/i.test(text)) return { found: false, decisions: new Map(), problems: [] };
   const lines = scanLines(text);
   const decisions = new Map<string, PendingDecision>();
   const duplicated = new Set<string>();

@@ -1,3 +1,4 @@
+import { dirname } from 'node:path';
 import { access, constants } from 'node:fs/promises';
 
 /** Where bubblewrap is expected. */
@@ -30,6 +31,15 @@ export function sandboxArgs(
   roots: readonly string[],
   env: Readonly<Record<string, string>>,
 ): string[] {
+  // The private /tmp would hide a server (or vaultd itself, with the server's packages) installed
+  // under /tmp: the installation a program path in argv belongs to is shown again, read-only.
+  const installs = new Set<string>();
+  for (const arg of argv) {
+    const value = arg.startsWith('--') && arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : arg;
+    if (!value.startsWith('/tmp/')) continue;
+    const packages = value.indexOf('/node_modules/');
+    installs.add(packages > 0 ? value.slice(0, packages) : dirname(value));
+  }
   return [
     '--ro-bind',
     '/',
@@ -40,6 +50,7 @@ export function sandboxArgs(
     '/proc',
     '--tmpfs',
     '/tmp',
+    ...[...installs].flatMap((path) => ['--ro-bind', path, path]),
     ...roots.flatMap((root) => ['--ro-bind', root, root]),
     '--chdir',
     cwd,
