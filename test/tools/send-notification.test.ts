@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { ajv } from '../../src/protocol/ajv.ts';
 import { sendNotification } from '../../src/tools/send-notification/index.ts';
-import { slugify, writeOutboxNote } from '../../src/tools/send-notification/outbox.ts';
+import { slugify, sourceLink, writeOutboxNote } from '../../src/tools/send-notification/outbox.ts';
 import type {
   SendNotificationArgs,
   SendNotificationOutput,
@@ -386,7 +386,7 @@ describe('outbox', () => {
     assert.equal(meta['subject'], 'Café: plans for Q3!');
     assert.equal(meta['delivered'], false);
     assert.equal(meta['call_id'], 'call_test');
-    assert.equal(meta['source_note'], 'Needs_Action/test.md');
+    assert.equal(meta['source_note'], '[[test]]', 'a link that survives the note moving on');
     assert.ok(!Number.isNaN(Date.parse(String(meta['created']))));
     assert.equal(rest, '\n# Café: plans for Q3!\n\nLine one\n\nLine two\n');
   });
@@ -494,4 +494,11 @@ describe('preview', () => {
     assert.match(text, /^File in the vault's Outbox\/ folder \(nothing leaves this machine\)/);
     assert.match(text, /… \(300 more characters\)$/);
   });
+});
+
+test('the outbox links its source note by name, claim tag and folder left out', () => {
+  assert.equal(sourceLink('In_Progress/daily.vaultd-1mi-905-681c-0.md'), '[[daily]]');
+  assert.equal(sourceLink('Needs_Action/a note.md'), '[[a note]]');
+  // A name a wiki link cannot hold is given as text.
+  assert.equal(sourceLink('In_Progress/x]]|y.vaultd-1-2-3-4.md'), 'x]]|y');
 });

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { link, mkdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { ToolError } from '../../protocol/errors.ts';
+import { readClaimedName } from '../../vault/claim.ts';
 import type { Message } from './types.ts';
 
 /** Where an outbox message was filed. */
@@ -108,6 +109,17 @@ async function placeFile(temp: string, target: string): Promise<boolean> {
 }
 
 /**
+ * A link to the note a call came from that keeps working after it moves on: Obsidian resolves
+ * `[[name]]` by name in any folder, while the path the note had during the call (in In_Progress/,
+ * under a claim tag) is gone a moment later.
+ * @param note the note's vault-relative path during the call.
+ */
+export function sourceLink(note: string): string {
+  const name = readClaimedName(basename(note)).original.replace(/\.md$/i, '');
+  return /[[\]|#^\r\n]/.test(name) ? name : `[[${name}]]`;
+}
+
+/**
  * The outbox note: front-matter with the recipient, subject and provenance, then the message.
  * @param message recipient, subject and body.
  * @param meta call id, source note and time.
@@ -120,7 +132,7 @@ export function renderOutboxNote(message: Message, meta: OutboxMeta): string {
     created: meta.now.toISOString(),
     delivered: false,
     call_id: meta.callId,
-    ...(meta.note === undefined ? {} : { source_note: meta.note }),
+    ...(meta.note === undefined ? {} : { source_note: sourceLink(meta.note) }),
   });
   const body = message.body.endsWith('\n') ? message.body : `${message.body}\n`;
   return `---\n${front}---\n\n# ${message.subject}\n\n${body}`;
