@@ -2,15 +2,7 @@ import { cp, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { ApprovalGate } from '../../src/approval/gate.ts';
-import { compilePolicy } from '../../src/approval/policy.ts';
-import { loadConfig } from '../../src/config/index.ts';
-import { Executor } from '../../src/execute/index.ts';
-import { silentLogger } from '../../src/observe/logger.ts';
-import { ToolRegistry } from '../../src/protocol/index.ts';
-import { PackHost, packConfigSchemas } from '../../src/tools/host.ts';
-import { BUILTIN_PACKS } from '../../src/tools/index.ts';
-import { ensureLayout, resolveLayout } from '../../src/vault/index.ts';
+import { startPackHost } from '../../test/helpers/pack-host.ts';
 import type { BenchContext } from '../lib/context.ts';
 import type { Figure } from '../lib/report.ts';
 
@@ -33,29 +25,7 @@ export async function runLsp(ctx: BenchContext): Promise<Figure[]> {
   }
   const file = join(base, 'vaultd.yaml');
   await writeFile(file, JSON.stringify({ tools: { lsp: { enabled: true } } }));
-  const config = loadConfig({
-    file,
-    vault,
-    env: {},
-    toolSchemas: packConfigSchemas(BUILTIN_PACKS),
-  });
-  const layout = resolveLayout(config);
-  await ensureLayout(layout);
-  const registry = new ToolRegistry();
-  const host = new PackHost({
-    packs: BUILTIN_PACKS,
-    config,
-    layout,
-    registry,
-    logger: silentLogger(),
-  });
-  await host.start();
-  const executor = new Executor(registry, {
-    gate: new ApprovalGate({ policy: compilePolicy({}) }),
-    runtime: (tool) => host.runtime(tool),
-    retry: { attempts: 1, baseDelayMs: 1 },
-    cacheTtlMs: 0,
-  });
+  const { host, executor } = await startPackHost(file, { vault, executor: { cacheTtlMs: 0 } });
   let seq = 0;
   const timed = async (name: string, args: Record<string, unknown>): Promise<number> => {
     const t0 = performance.now();

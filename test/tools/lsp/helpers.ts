@@ -1,15 +1,9 @@
 import { cp, mkdir, readdir, readFile, readlink, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ApprovalGate } from '../../../src/approval/gate.ts';
-import { compilePolicy } from '../../../src/approval/policy.ts';
-import { loadConfig } from '../../../src/config/index.ts';
-import { Executor } from '../../../src/execute/index.ts';
-import { silentLogger } from '../../../src/observe/logger.ts';
-import { ToolRegistry } from '../../../src/protocol/index.ts';
+import type { Executor } from '../../../src/execute/index.ts';
 import type { ToolResult } from '../../../src/protocol/types.ts';
-import { PackHost, packConfigSchemas } from '../../../src/tools/host.ts';
-import { BUILTIN_PACKS } from '../../../src/tools/index.ts';
-import { ensureLayout, resolveLayout } from '../../../src/vault/index.ts';
+import type { PackHost } from '../../../src/tools/host.ts';
+import { startPackHost } from '../../helpers/pack-host.ts';
 import { ROOT } from '../../helpers/vault.ts';
 
 /** The fixture folder. */
@@ -52,29 +46,9 @@ export async function startLspHost(
 ): Promise<LspHost> {
   const file = join(base, `vaultd-${seq++}.yaml`);
   await writeFile(file, JSON.stringify({ tools: { lsp: { enabled: true, ...lsp } } }));
-  const config = loadConfig({
-    file,
+  const { host, executor } = await startPackHost(file, {
     vault: join(base, 'vault'),
-    env: {},
-    toolSchemas: packConfigSchemas(BUILTIN_PACKS),
-  });
-  const layout = resolveLayout(config);
-  await ensureLayout(layout);
-  const registry = new ToolRegistry();
-  const host = new PackHost({
-    packs: BUILTIN_PACKS,
-    config,
-    layout,
-    registry,
-    logger: silentLogger(),
-  });
-  await host.start();
-  const executor = new Executor(registry, {
-    gate: new ApprovalGate({ policy: compilePolicy({}) }),
-    runtime: (tool) => host.runtime(tool),
-    timeoutMs,
-    retry: { attempts: 1, baseDelayMs: 1 },
-    cacheTtlMs: 0,
+    executor: { timeoutMs, cacheTtlMs: 0 },
   });
   let n = 0;
   return {

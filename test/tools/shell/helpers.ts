@@ -3,15 +3,11 @@
 import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApprovalGate } from '../../../src/approval/gate.ts';
-import { compilePolicy } from '../../../src/approval/policy.ts';
-import { loadConfig } from '../../../src/config/index.ts';
-import { Executor } from '../../../src/execute/index.ts';
-import { silentLogger } from '../../../src/observe/logger.ts';
-import { ToolRegistry, type ToolResult } from '../../../src/protocol/index.ts';
-import { PackHost, packConfigSchemas } from '../../../src/tools/host.ts';
-import { BUILTIN_PACKS } from '../../../src/tools/index.ts';
-import { ensureLayout, resolveLayout } from '../../../src/vault/index.ts';
+import type { Executor } from '../../../src/execute/index.ts';
+import type { ToolRegistry } from '../../../src/protocol/index.ts';
+import { type ToolResult } from '../../../src/protocol/index.ts';
+import type { PackHost } from '../../../src/tools/host.ts';
+import { startPackHost } from '../../helpers/pack-host.ts';
 
 /** The uid commands run as in these tests: `run_as` when the tests run as root, else ours. */
 export const SANDBOX_UID = process.getuid?.() === 0 ? 65_534 : (process.getuid?.() ?? 0);
@@ -56,28 +52,9 @@ export async function startShell(
     configFile,
     JSON.stringify({ vault: root, tools: { shell: { enabled: true, ...section } } }),
   );
-  const config = loadConfig({
-    file: configFile,
-    env: {},
-    toolSchemas: packConfigSchemas(BUILTIN_PACKS),
-  });
-  const layout = resolveLayout(config);
-  await ensureLayout(layout);
-  const registry = new ToolRegistry();
-  const host = new PackHost({
-    packs: BUILTIN_PACKS,
-    config,
-    layout,
-    registry,
-    logger: silentLogger(),
-  });
-  await host.start();
-  const executor = new Executor(registry, {
-    gate: new ApprovalGate({ policy: compilePolicy({ allow: ['shell_*'] }) }),
-    runtime: (tool) => host.runtime(tool),
-    vault: root,
-    timeoutMs: 60_000,
-    retry: { attempts: 1, baseDelayMs: 1 },
+  const { host, registry, executor } = await startPackHost(configFile, {
+    allow: ['shell_*'],
+    executor: { vault: root, timeoutMs: 60_000 },
   });
   return {
     vault: root,
