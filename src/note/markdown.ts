@@ -1,4 +1,3 @@
-import { readStructure } from './structure.ts';
 import type { NoteStructure, TopBlock } from './structure.ts';
 
 export { readStructure, lineOf } from './structure.ts';
@@ -75,12 +74,4 @@ export function findSection(
   }
   const contentEnd = blocks.at(-1)?.end ?? head.end;
   return { start: head.start, headingEnd: head.end, contentEnd, end, blocks, last };
-}
-
-/**
- * The note's structure, read once per text (cached).
- * @param text the note.
- */
-export function structureOf(text: string): NoteStructure {
-  return readStructure(text);
 }

@@ -38,9 +38,9 @@ export function appendResults(
     const blocks = [...byId.values()].map(render).join(eol + eol);
     return appendBlock(text, structure, `## ${RESULTS_HEADING}${eol}${eol}${blocks}${eol}`, eol);
   }
-  const edits = findReplacements(text, section, byId, render);
-  const rank = new Map(order.map((id, i) => [id, i]));
   const existing = resultBlocks(text, section);
+  const edits = findReplacements(existing, byId, render);
+  const rank = new Map(order.map((id, i) => [id, i]));
   const fresh: ToolResult[] = [];
   const before = new Map<number, ToolResult[]>();
   for (const result of byId.values()) {
@@ -113,30 +113,29 @@ interface Edit {
 }
 
 function findReplacements(
-  text: string,
-  section: SectionSpan,
+  existing: readonly ResultBlock[],
   byId: ReadonlyMap<string, ToolResult>,
   render: (r: ToolResult) => string,
 ): Edit[] {
   const edits: Edit[] = [];
-  section.blocks.forEach((block, i) => {
-    const fence = block.fence;
-    if (fence === undefined || fence.lang !== 'json' || !fence.closed) return;
-    const id = readResultId(fence.value);
-    const result = id === null ? undefined : byId.get(id);
-    if (result === undefined || edits.some((e) => e.id === result.id)) return;
-    const prev = section.blocks[i - 1];
-    const callout =
-      prev?.kind === 'blockquote' && CALLOUT_START.test(text.slice(prev.start, prev.start + 40));
-    const from = callout && prev !== undefined ? prev.start : block.start;
-    edits.push({ id: result.id, from, to: block.end, text: render(result) });
-  });
+  for (const block of existing) {
+    const result = byId.get(block.id);
+    if (result === undefined || edits.some((e) => e.id === result.id)) continue;
+    edits.push({ id: result.id, from: block.from, to: block.to, text: render(result) });
+  }
   return edits;
 }
 
-/** The result blocks of the section, each from its callout (when it has one), in note order. */
-function resultBlocks(text: string, section: SectionSpan): { id: string; from: number }[] {
-  const out: { id: string; from: number }[] = [];
+/** A result already in the section: its id, from its callout (when it has one) to its block's end. */
+interface ResultBlock {
+  readonly id: string;
+  readonly from: number;
+  readonly to: number;
+}
+
+/** The result blocks of the section, in note order. */
+function resultBlocks(text: string, section: SectionSpan): ResultBlock[] {
+  const out: ResultBlock[] = [];
   section.blocks.forEach((block, i) => {
     const fence = block.fence;
     if (fence === undefined || fence.lang !== 'json' || !fence.closed) return;
@@ -145,7 +144,7 @@ function resultBlocks(text: string, section: SectionSpan): { id: string; from: n
     const prev = section.blocks[i - 1];
     const callout =
       prev?.kind === 'blockquote' && CALLOUT_START.test(text.slice(prev.start, prev.start + 40));
-    out.push({ id, from: callout && prev !== undefined ? prev.start : block.start });
+    out.push({ id, from: callout && prev !== undefined ? prev.start : block.start, to: block.end });
   });
   return out;
 }
