@@ -2,6 +2,7 @@
 // targets of SPEC section 10. Starts the real daemon as child processes on temp vaults, prints a
 // table of figures with their targets and ratios to the raw file-system baseline, then a summary
 // of a CPU profile of the daemon.
+import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +22,8 @@ import { runLsp } from './suites/lsp.ts';
 import { runParseCost } from './suites/parse-cost.ts';
 import { lastProfile, runProfile } from './suites/profile.ts';
 import { runScale } from './suites/scale.ts';
+
+const ROOT = new URL('..', import.meta.url).pathname;
 
 const SUITES: Record<string, (ctx: BenchContext) => Promise<Figure[]>> = {
   baseline: runBaseline,
@@ -59,6 +62,13 @@ async function main(): Promise<number> {
     baseline: undefined,
     profileDir: values['profile-dir'] ?? join(tmpdir(), `vaultd-bench-profile-${process.pid}`),
   };
+  // The daemons run from dist/ only while it is newer than src/ (bin/vaultd.js); an edited
+  // checkout would otherwise measure tsx compiling the sources at every start.
+  process.stderr.write('[bench] npm run build…\n');
+  const built = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], {
+    stdio: 'inherit',
+  });
+  if (built.status !== 0) return 2;
   const results: SuiteResult[] = [];
   const started = performance.now();
   for (const name of names) {

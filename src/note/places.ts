@@ -9,16 +9,10 @@ export type Placer = (offset: number) => Place;
  * @param text The note's original text.
  */
 export function makePlacer(text: string): Placer {
-  const starts = [0];
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 10) starts.push(i + 1);
-    else if (c === 13) {
-      if (text.charCodeAt(i + 1) === 10) i++;
-      starts.push(i + 1);
-    }
-  }
+  // Built on first use: most notes are placed only when they hold a call or a diagnostic.
+  let starts: number[] | undefined;
   return (offset) => {
+    starts ??= lineStartsOf(text);
     const at = Math.max(0, Math.min(offset, text.length));
     let lo = 0;
     let hi = starts.length - 1;
@@ -29,6 +23,23 @@ export function makePlacer(text: string): Placer {
     }
     return { line: lo + 1, column: at - (starts[lo] ?? 0) + 1, offset: at };
   };
+}
+
+function lineStartsOf(text: string): number[] {
+  const starts = [0];
+  if (!text.includes('\r')) {
+    for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
+    return starts;
+  }
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10) starts.push(i + 1);
+    else if (c === 13) {
+      if (text.charCodeAt(i + 1) === 10) i++;
+      starts.push(i + 1);
+    }
+  }
+  return starts;
 }
 
 /**

@@ -78,6 +78,121 @@ const MAX_NESTING = 1000;
 
 const md = new MarkdownIt('commonmark', { html: true });
 md.set({ maxNesting: MAX_NESTING });
+
+// markdown-it's published build turns every class field into a helper call (`_defineProperty`),
+// which was 40 % of a 1 KB note's block parse, and finds line ends one character at a time. The
+// block rules only read the state's fields and assign fields of the tokens they push (none calls
+// a Token method), so a state built here with plain fields and plain-object tokens parses the same
+// (test/note/structure.test.ts compares it with markdown-it's own state); measured 150 µs → about
+// 40 µs for the block parse of the 1 KB bench note.
+const BlockState = md.block.State;
+type LeanState = InstanceType<typeof BlockState>;
+
+function LeanBlockState(
+  this: LeanState,
+  src: string,
+  parser: LeanState['md'],
+  env: LeanState['env'],
+  tokens: Token[],
+): void {
+  this.src = src;
+  this.md = parser;
+  this.env = env;
+  this.tokens = tokens;
+  const bMarks: number[] = [];
+  const eMarks: number[] = [];
+  const tShift: number[] = [];
+  const sCount: number[] = [];
+  const bsCount: number[] = [];
+  const length = src.length;
+  for (let start = 0; start < length;) {
+    let pos = start;
+    let indent = 0;
+    let column = 0;
+    for (; pos < length; pos++) {
+      const c = src.charCodeAt(pos);
+      if (c === 32) column++;
+      else if (c === 9) column += 4 - (column % 4);
+      else break;
+      indent++;
+    }
+    // markdown-it keeps no line for white space at the very end of the source.
+    if (pos >= length) break;
+    const newline = src.indexOf('\n', pos);
+    bMarks.push(start);
+    eMarks.push(newline === -1 ? length : newline);
+    tShift.push(indent);
+    sCount.push(column);
+    bsCount.push(0);
+    if (newline === -1) break;
+    start = newline + 1;
+  }
+  bMarks.push(length);
+  eMarks.push(length);
+  tShift.push(0);
+  sCount.push(0);
+  bsCount.push(0);
+  this.bMarks = bMarks;
+  this.eMarks = eMarks;
+  this.tShift = tShift;
+  this.sCount = sCount;
+  this.bsCount = bsCount;
+  this.blkIndent = 0;
+  this.line = 0;
+  this.lineMax = bMarks.length - 1;
+  this.tight = false;
+  this.listIndent = -1;
+  this.parentType = 'root';
+  this.level = 0;
+}
+
+LeanBlockState.prototype = Object.create(BlockState.prototype) as LeanState;
+LeanBlockState.prototype.push = function push(
+  this: LeanState,
+  type: string,
+  tag: string,
+  nesting: -1 | 0 | 1,
+): Token {
+  if (nesting < 0) this.level--;
+  const token = {
+    type,
+    tag,
+    attrs: null,
+    map: null,
+    nesting,
+    level: this.level,
+    children: null,
+    content: '',
+    markup: '',
+    info: '',
+    meta: null,
+    block: true,
+    hidden: false,
+  } as unknown as Token;
+  if (nesting > 0) this.level++;
+  this.tokens.push(token);
+  return token;
+};
+md.block.State = LeanBlockState as unknown as typeof BlockState;
+
+/**
+ * The line table markdown-it's own block state and vaultd's leaner one build for `src`, for the
+ * test that keeps them equal.
+ * @param src normalised markdown.
+ */
+export function lineTablesForTest(src: string): { ours: unknown; markdownIt: unknown } {
+  const table = (state: LeanState) => ({
+    bMarks: state.bMarks,
+    eMarks: state.eMarks,
+    tShift: state.tShift,
+    sCount: state.sCount,
+    bsCount: state.bsCount,
+    lineMax: state.lineMax,
+  });
+  const markdownIt = new BlockState(src, md, {}, []);
+  const ours = new (md.block.State as unknown as typeof BlockState)(src, md, {}, []);
+  return { ours: table(ours), markdownIt: table(markdownIt) };
+}
 const builtinFence = md.block.ruler['__rules__' as never] as unknown as {
   name: string;
   fn: (state: StateBlock, startLine: number, endLine: number, silent: boolean) => boolean;
@@ -91,11 +206,13 @@ md.block.ruler.at(
   'fence',
   (state, startLine, endLine, silent) => {
     const at = state.bMarks[startLine]! + state.tShift[startLine]!;
+    // Its column: lines keep their columns in the original text, whatever its line endings.
+    const column = at - (state.src.lastIndexOf('\n', at - 1) + 1);
     if (!fenceRule(state, startLine, endLine, silent)) return false;
     if (silent) return true;
     const token = state.tokens[state.tokens.length - 1] as Token;
     const last = state.line - 1;
-    token.meta = { closed: last > startLine && closesFence(state, last, token.markup), at };
+    token.meta = { closed: last > startLine && closesFence(state, last, token.markup), column };
     return true;
   },
   { alt: ['paragraph', 'reference', 'blockquote', 'list'] },
@@ -112,9 +229,25 @@ function closesFence(state: StateBlock, line: number, markup: string): boolean {
   return state.skipSpaces(pos) >= max;
 }
 
-const cache = new Map<string, NoteStructure>();
+/**
+ * The block tokens vaultd's parser yields for `src` (normalised markdown), for the test that
+ * compares them with a stock markdown-it's.
+ * @param src normalised markdown.
+ */
+export function tokensForTest(src: string): Token[] {
+  const tokens: Token[] = [];
+  md.block.parse(src, md, {}, tokens);
+  return tokens;
+}
+
+// Recent readings, newest last, up to a number of entries and of characters in all: a note is
+// read again, unchanged, when its results are written back (in the worker thread, for a large
+// note). Looked up by length, then by comparing the text: hashing a fresh note's text for a Map
+// key cost as much as a fifth of reading a 100 KB note.
+const recent: { text: string; structure: NoteStructure }[] = [];
+let recentChars = 0;
 const CACHE_ENTRIES = 64;
-const CACHE_MAX_CHARS = 256 * 1024;
+const CACHE_MAX_CHARS = 8 * 1024 * 1024;
 
 /**
  * Read a note's block structure with markdown-it's CommonMark block parser (linear in the note's
@@ -126,12 +259,17 @@ const CACHE_MAX_CHARS = 256 * 1024;
  * @param text the whole note.
  */
 export function readStructure(text: string): NoteStructure {
-  const cached = cache.get(text);
-  if (cached !== undefined) return cached;
+  for (let i = recent.length - 1; i >= 0; i--) {
+    const entry = recent[i]!;
+    if (entry.text.length === text.length && entry.text === text) return entry.structure;
+  }
   const structure = read(text);
   if (text.length <= CACHE_MAX_CHARS) {
-    if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value as string);
-    cache.set(text, structure);
+    recent.push({ text, structure });
+    recentChars += text.length;
+    while (recent.length > CACHE_ENTRIES || recentChars > CACHE_MAX_CHARS) {
+      recentChars -= recent.shift()?.text.length ?? 0;
+    }
   }
   return structure;
 }
@@ -155,19 +293,12 @@ function read(text: string): NoteStructure {
   let source = bom === 0 ? text : text.slice(bom);
   if (hasCr) source = source.replace(/\r\n?/g, '\n');
   if (span !== null) {
+    // The front-matter's lines become empty lines: never markdown, and every line keeps its number.
     const cut = offsetInNormalized(text, span.end) - bom;
-    source = source.slice(0, cut).replace(/[^\n]/g, ' ') + source.slice(cut);
-  }
-  let toOriginal = (offset: number): number => offset + bom;
-  if (hasCr) {
-    const normStarts = [0];
-    for (let i = source.indexOf('\n'); i !== -1; i = source.indexOf('\n', i + 1)) {
-      normStarts.push(i + 1);
-    }
-    toOriginal = (offset) => {
-      const line = lineOf(normStarts, offset);
-      return (lineStarts[line] ?? text.length) + (offset - (normStarts[line] ?? 0));
-    };
+    let lines = 0;
+    for (let i = source.indexOf('\n'); i !== -1 && i < cut; i = source.indexOf('\n', i + 1))
+      lines++;
+    source = '\n'.repeat(lines) + source.slice(cut);
   }
   const lineEnd = (line: number): number => {
     const next = lineStarts[line + 1];
@@ -205,12 +336,12 @@ function read(text: string): NoteStructure {
     let fence: FenceBlock | undefined;
     let heading: HeadingBlock | undefined;
     if (token.type === 'fence') {
-      const meta = token.meta as { closed: boolean; at: number };
+      const meta = token.meta as { closed: boolean; column: number };
       const info = md.utils.unescapeAll(token.info).trim();
       fence = {
         start,
         end,
-        markerAt: toOriginal(meta.at),
+        markerAt: start + meta.column,
         line: map[0],
         depth: token.level,
         quoted: quotes > 0,
@@ -238,20 +369,24 @@ function read(text: string): NoteStructure {
       headings.push(heading);
     }
     if (atTop) {
-      top.push({
-        kind: token.type.replace(/_open$/, ''),
+      const kind = token.nesting === 1 ? token.type.slice(0, -'_open'.length) : token.type;
+      const block: Mutable<TopBlock> = {
+        kind,
         start,
         end,
         firstLine: map[0],
         lastLine: map[1] - 1,
-        ...(fence === undefined ? {} : { fence }),
-        ...(heading === undefined ? {} : { heading }),
-      });
+      };
+      if (fence !== undefined) block.fence = fence;
+      if (heading !== undefined) block.heading = heading;
+      top.push(block);
     }
   }
   const frontMatterLines = span === null ? 0 : lineOf(lineStarts, span.end);
   return { fences, headings, top, lineStarts, quotedLines, frontMatterLines };
 }
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 function isBlank(c: number): boolean {
   return c === 10 || c === 13 || c === 32 || c === 9;
@@ -270,6 +405,7 @@ export function lineOf(starts: readonly number[], offset: number): number {
 }
 
 function offsetInNormalized(text: string, offset: number): number {
+  if (!text.includes('\r')) return offset;
   let removed = 0;
   for (let i = text.indexOf('\r\n'); i !== -1 && i < offset; i = text.indexOf('\r\n', i + 2)) {
     removed++;

@@ -1,0 +1,97 @@
+// vaultd parses with a leaner block state than markdown-it's own (plain fields, plain-object
+// tokens, line ends found with indexOf). These tests keep the two equal: the same line table and
+// the same token stream as a stock markdown-it on every CommonMark spec example and on random
+// notes built from the characters that decide block structure.
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { test } from 'node:test';
+import MarkdownIt from 'markdown-it';
+import type { Token } from 'markdown-it';
+import { lineTablesForTest, tokensForTest } from '../../src/note/structure.ts';
+
+const require = createRequire(import.meta.url);
+const spec = require('commonmark-spec') as { tests: { markdown: string; number: number }[] };
+
+const stock = new MarkdownIt('commonmark', { html: true });
+
+function stockTokens(src: string): unknown[] {
+  const tokens: Token[] = [];
+  stock.block.parse(src, stock, {}, tokens);
+  return tokens.map(shape);
+}
+
+function shape(t: Token): unknown {
+  return [t.type, t.tag, t.nesting, t.level, t.map, t.markup, t.info, t.content, t.attrs, t.block];
+}
+
+/** A random note from the characters and line starts that matter to block structure. */
+function randomNote(seed: number): string {
+  let state = seed;
+  const next = (n: number): number => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    return state % n;
+  };
+  const pieces = [
+    ' ',
+    '  ',
+    '\t',
+    ' \t',
+    '\n',
+    '\n\n',
+    '> ',
+    '>',
+    '- ',
+    '* ',
+    '1. ',
+    '2) ',
+    '```',
+    '~~~',
+    '```json',
+    '    ',
+    'text',
+    '#',
+    '# h',
+    '===',
+    '---',
+    '<div>',
+    '</div>',
+    '<!--',
+    '-->',
+    '[a]: /u',
+    '\\',
+    '&#32;',
+    'tool_call',
+    '{"x": 1}',
+    '   ```',
+    '\u00a0',
+  ];
+  let out = '';
+  const length = 1 + next(60);
+  for (let i = 0; i < length; i++) out += pieces[next(pieces.length)];
+  return out;
+}
+
+const inputs = [
+  ...spec.tests.map((t) => ({
+    name: `spec example ${t.number}`,
+    src: t.markdown.replace(/→/g, '\t'),
+  })),
+  ...Array.from({ length: 3000 }, (_, i) => ({ name: `random note ${i}`, src: randomNote(i + 1) })),
+  { name: 'white space at the very end', src: 'a\n  \t ' },
+  { name: 'only white space', src: ' \t ' },
+  { name: 'empty', src: '' },
+  { name: 'no final line ending', src: '> a\n- b' },
+];
+
+test('the lean block state builds the same line table as markdown-it', () => {
+  for (const { name, src } of inputs) {
+    const { ours, markdownIt } = lineTablesForTest(src);
+    assert.deepEqual(ours, markdownIt, name);
+  }
+});
+
+test('the lean block state yields the same tokens as a stock markdown-it', () => {
+  for (const { name, src } of inputs) {
+    assert.deepEqual(tokensForTest(src).map(shape), stockTokens(src), name);
+  }
+});
