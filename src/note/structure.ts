@@ -175,6 +175,24 @@ LeanBlockState.prototype.push = function push(
 };
 md.block.State = LeanBlockState as unknown as typeof BlockState;
 
+/** What `read` hands the parser: where the tokens of each finished top-level block go. */
+interface SweepEnv {
+  sweep(tokens: Token[]): void;
+}
+
+// A rule tried first at the start of every block, which never matches: at the top level (no
+// container open) the blocks before are finished, so their tokens are read and dropped. The parse
+// then holds the tokens of one top-level block at a time, not of the whole note (a 1 MB note of
+// prose made old-generation garbage enough to parse 20 times slower than 100 KB).
+md.block.ruler.before('code', 'vaultd_sweep', (state) => {
+  if (state.level !== 0 || state.tokens.length === 0) return false;
+  const env = state.env as Partial<SweepEnv>;
+  if (env.sweep === undefined) return false;
+  env.sweep(state.tokens);
+  state.tokens.length = 0;
+  return false;
+});
+
 /**
  * The line table markdown-it's own block state and vaultd's leaner one build for `src`, for the
  * test that keeps them equal.
@@ -309,79 +327,83 @@ function read(text: string): NoteStructure {
       : next - 1;
   };
 
-  const tokens: Token[] = [];
-  md.block.parse(source, md, {}, tokens);
-
   const fences: FenceBlock[] = [];
   const headings: HeadingBlock[] = [];
   const top: TopBlock[] = [];
   const quotedLines = new Set<number>();
   let quotes = 0;
-  for (let i = 0; i < tokens.length; i++) {
-    const token = tokens[i] as Token;
-    const map = token.map;
-    if (token.type === 'blockquote_open') {
-      // The outermost quote holds the lines of every quote inside it.
-      if (quotes === 0 && map !== null) for (let l = map[0]; l < map[1]; l++) quotedLines.add(l);
-      quotes++;
-    } else if (token.type === 'blockquote_close') {
-      quotes--;
+  const consume = (tokens: Token[]): void => {
+    for (let i = 0; i < tokens.length; i++) {
+      const token = tokens[i] as Token;
+      const map = token.map;
+      if (token.type === 'blockquote_open') {
+        // The outermost quote holds the lines of every quote inside it.
+        if (quotes === 0 && map !== null) for (let l = map[0]; l < map[1]; l++) quotedLines.add(l);
+        quotes++;
+      } else if (token.type === 'blockquote_close') {
+        quotes--;
+      }
+      if (map === null) continue;
+      const start = lineStarts[map[0]] ?? text.length;
+      let end = lineEnd(Math.max(map[0], map[1] - 1));
+      // Lists and quotes may end with blank lines; a block ends at its last visible character.
+      while (end > start && isBlank(text.charCodeAt(end - 1))) end--;
+      const atTop = token.level === 0 && (token.nesting === 1 || token.nesting === 0);
+      let fence: FenceBlock | undefined;
+      let heading: HeadingBlock | undefined;
+      if (token.type === 'fence') {
+        const meta = token.meta as { closed: boolean; column: number };
+        const info = md.utils.unescapeAll(token.info).trim();
+        fence = {
+          start,
+          end,
+          markerAt: start + meta.column,
+          line: map[0],
+          depth: token.level,
+          quoted: quotes > 0,
+          marker: token.markup,
+          info,
+          lang: (info.split(/[ \t]/, 1)[0] ?? '').toLowerCase(),
+          // Every line of content ends with a line ending, the note's last one included.
+          value:
+            token.content === '' || token.content.endsWith('\n')
+              ? token.content
+              : `${token.content}\n`,
+          closed: meta.closed,
+        };
+        fences.push(fence);
+      } else if (token.type === 'heading_open') {
+        const inline = tokens[i + 1];
+        heading = {
+          start,
+          end,
+          line: map[0],
+          depth: token.level,
+          level: Number(token.tag.slice(1)),
+          text: (inline?.type === 'inline' ? inline.content : '').trim(),
+        };
+        headings.push(heading);
+      }
+      if (atTop) {
+        const kind = token.nesting === 1 ? token.type.slice(0, -'_open'.length) : token.type;
+        const block: Mutable<TopBlock> = {
+          kind,
+          start,
+          end,
+          firstLine: map[0],
+          lastLine: map[1] - 1,
+        };
+        if (fence !== undefined) block.fence = fence;
+        if (heading !== undefined) block.heading = heading;
+        top.push(block);
+      }
     }
-    if (map === null) continue;
-    const start = lineStarts[map[0]] ?? text.length;
-    let end = lineEnd(Math.max(map[0], map[1] - 1));
-    // Lists and quotes may end with blank lines; a block ends at its last visible character.
-    while (end > start && isBlank(text.charCodeAt(end - 1))) end--;
-    const atTop = token.level === 0 && (token.nesting === 1 || token.nesting === 0);
-    let fence: FenceBlock | undefined;
-    let heading: HeadingBlock | undefined;
-    if (token.type === 'fence') {
-      const meta = token.meta as { closed: boolean; column: number };
-      const info = md.utils.unescapeAll(token.info).trim();
-      fence = {
-        start,
-        end,
-        markerAt: start + meta.column,
-        line: map[0],
-        depth: token.level,
-        quoted: quotes > 0,
-        marker: token.markup,
-        info,
-        lang: (info.split(/[ \t]/, 1)[0] ?? '').toLowerCase(),
-        // Every line of content ends with a line ending, the note's last one included.
-        value:
-          token.content === '' || token.content.endsWith('\n')
-            ? token.content
-            : `${token.content}\n`,
-        closed: meta.closed,
-      };
-      fences.push(fence);
-    } else if (token.type === 'heading_open') {
-      const inline = tokens[i + 1];
-      heading = {
-        start,
-        end,
-        line: map[0],
-        depth: token.level,
-        level: Number(token.tag.slice(1)),
-        text: (inline?.type === 'inline' ? inline.content : '').trim(),
-      };
-      headings.push(heading);
-    }
-    if (atTop) {
-      const kind = token.nesting === 1 ? token.type.slice(0, -'_open'.length) : token.type;
-      const block: Mutable<TopBlock> = {
-        kind,
-        start,
-        end,
-        firstLine: map[0],
-        lastLine: map[1] - 1,
-      };
-      if (fence !== undefined) block.fence = fence;
-      if (heading !== undefined) block.heading = heading;
-      top.push(block);
-    }
-  }
+  };
+  const tokens: Token[] = [];
+  const env: SweepEnv = { sweep: consume };
+  md.block.parse(source, md, env as unknown as LeanState['env'], tokens);
+  consume(tokens);
+
   const frontMatterLines = span === null ? 0 : lineOf(lineStarts, span.end);
   return { fences, headings, top, lineStarts, quotedLines, frontMatterLines };
 }
