@@ -3,11 +3,29 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { buildSync } from 'esbuild';
 import { forEachLimit } from './wait-until.ts';
 import { CONFIG_DEFAULTS } from '../../src/config/defaults.ts';
 
-/** The bench's test-only tools, loaded through the config's `plugins` key. */
-export const PLUGIN_PATH = new URL('../plugin/bench-tools.ts', import.meta.url).pathname;
+/**
+ * The bench's test-only tools, loaded through the config's `plugins` key: bench/plugin/ compiled
+ * to one JavaScript module (`vaultd` imports resolve to the running daemon), as a published
+ * plugin would be shipped; a TypeScript plugin would make every daemon start tsx as well.
+ */
+export const PLUGIN_PATH = join(
+  new URL('../../node_modules/.cache/vaultd-bench', import.meta.url).pathname,
+  'bench-tools.mjs',
+);
+buildSync({
+  entryPoints: [new URL('../plugin/bench-tools.ts', import.meta.url).pathname],
+  outfile: PLUGIN_PATH,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20.19',
+  external: ['vaultd'],
+  logLevel: 'warning',
+});
 
 /** The folders vaultd makes in a vault (SPEC section 1). */
 const FOLDERS = (({ inbox, in_progress, pending, approved, rejected, done, failed, logs }) => [

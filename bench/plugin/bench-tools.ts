@@ -1,8 +1,9 @@
 // Tools for `npm run bench` only: the harness names this module in the `plugins` key of the temp
-// vault's config, exactly as a user's own tools are loaded. Never part of a normal run.
+// vault's config, exactly as a user's own tools are loaded (compiled to JavaScript first, as a
+// published plugin would be, so the daemon does not start tsx for it). Never part of a normal run.
 import { appendFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { defineTool } from '../../src/protocol/index.ts';
+import { defineTool } from 'vaultd';
 
 let inFlight = 0;
 let maxInFlight = 0;

@@ -1,7 +1,7 @@
 import { register } from 'node:module';
 import { basename, dirname, extname, isAbsolute, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { defineTool, isDefinedTool } from '../protocol/index.ts';
+import { checkToolSchemas, defineTool, isDefinedTool } from '../protocol/index.ts';
 import { definePack, isToolPack, type ToolPack } from '../protocol/pack.ts';
 import type { Tool, ToolDefinition } from '../protocol/types.ts';
 import { UsageError } from './usage-error.ts';
@@ -47,7 +47,7 @@ export async function loadPlugins(
     const before = packs.length;
     for (const item of found) {
       if (isDefinedTool(item) || looksLikeTool(item)) {
-        const tool = (isDefinedTool(item) ? item : defineTool(item)) as Tool;
+        const tool = checkToolSchemas((isDefinedTool(item) ? item : defineTool(item)) as Tool);
         packs.push(
           definePack({
             name: tool.name,

@@ -5,7 +5,7 @@ import type { ToolPack } from '../protocol/pack.ts';
 import { ToolRegistry } from '../protocol/index.ts';
 import { withPack } from '../protocol/define-tool.ts';
 import { BUILTIN_PACKS } from '../tools/index.ts';
-import { checkToolSections, packConfigSchemas } from '../tools/host.ts';
+import { checkToolSections, optionalPackSections, packConfigSchemas } from '../tools/host.ts';
 import { configSourceOf, type CommonOptions } from './main.ts';
 import { assertVault } from './vault-check.ts';
 import { loadPlugins } from './plugins.ts';
@@ -38,12 +38,22 @@ export async function loadSetup(
   };
   // Plugins are named by the config and configured by it: a first load finds them, a second one
   // checks every section, theirs included.
-  const first = loadConfig({ ...base, toolSchemas: packConfigSchemas(BUILTIN_PACKS) });
+  const first = loadConfig({
+    ...base,
+    toolSchemas: packConfigSchemas(BUILTIN_PACKS),
+    optionalTools: optionalPackSections(BUILTIN_PACKS),
+  });
   if (check.requireVault !== false) assertVault(first, options.vault, source);
   const plugins = await loadPlugins(first.plugins, process.cwd());
   const packs = [...BUILTIN_PACKS, ...plugins];
   const config =
-    plugins.length === 0 ? first : loadConfig({ ...base, toolSchemas: packConfigSchemas(packs) });
+    plugins.length === 0
+      ? first
+      : loadConfig({
+          ...base,
+          toolSchemas: packConfigSchemas(packs),
+          optionalTools: optionalPackSections(packs),
+        });
   const problems = checkToolSections(config, packs);
   if (problems.length > 0) throw new ConfigError(problems, file);
   return { config, packs, registry: staticRegistry(packs, config) };

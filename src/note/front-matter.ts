@@ -95,7 +95,7 @@ export function readFrontMatterSpan(
   if (doc.contents === null) return { data: {}, diagnostics };
   let value: unknown;
   try {
-    value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    value = dataOf(doc);
   } catch (error) {
     const message = `front-matter cannot be read: ${firstLine(String((error as Error).message))}; remove the aliases`;
     diagnostics.push(whole('warning', 'invalid-front-matter', message));
@@ -142,7 +142,7 @@ function updateYaml(content: string, entries: [string, unknown][], eol: string):
   if (doc.errors.length > 0) return null;
   let before: unknown;
   try {
-    before = doc.contents === null ? {} : doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    before = doc.contents === null ? {} : dataOf(doc);
   } catch {
     return null;
   }
@@ -223,6 +223,17 @@ function parseFrontMatterYaml(content: string): Document.Parsed {
 const RECENT_DOCUMENTS = 128;
 const recentDocuments = new Map<string, Document.Parsed>();
 
+// The data of a cached document, read once: the note's reader and its write-back both want it.
+// Never modified by either (the write-back serialises it; the reader's callers only read).
+const dataOfDocument = new WeakMap<Document.Parsed, unknown>();
+
+function dataOf(doc: Document.Parsed): unknown {
+  if (dataOfDocument.has(doc)) return dataOfDocument.get(doc);
+  const data = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) as unknown;
+  dataOfDocument.set(doc, data);
+  return data;
+}
+
 function parseEditable(content: string): Document.Parsed {
   return parseDocument(content, { prettyErrors: false, uniqueKeys: true });
 }
@@ -238,7 +249,22 @@ function formatValue(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
+// Values vaultd writes itself (`done`, `in_progress`, a timestamp, a count) are written as the
+// `yaml` library writes them without asking it: stringify was a third of a write-back. The
+// result is still checked by parsing it back (yamlMatches).
+const PLAIN_WORD = /^[A-Za-z_][\w./-]*$/;
+const NOT_PLAIN_WORD = /^(?:true|false|null)$/i;
+const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z$/;
+
 function formatScalar(value: unknown): string {
+  if (typeof value === 'string') {
+    if ((PLAIN_WORD.test(value) && !NOT_PLAIN_WORD.test(value)) || ISO_TIME.test(value))
+      return value;
+  } else if (typeof value === 'boolean' || value === null) {
+    return String(value);
+  } else if (typeof value === 'number' && Number.isSafeInteger(value) && !Object.is(value, -0)) {
+    return String(value);
+  }
   if (typeof value === 'number' && !Number.isFinite(value)) return 'null';
   const text = stringify(value, { lineWidth: 0 }).replace(/\n$/, '');
   return /[\r\n]/.test(text) ? JSON.stringify(value) : text;

@@ -16,16 +16,21 @@ export const PARAMETER_TYPES: readonly string[] = [
 ];
 
 const validators = new WeakMap<object, ValidateFunction>();
+// Declared tools whose validator is compiled on first use: compiling every built-in tool's schema
+// at start-up (most packs are off) was a quarter of `vaultd`'s start. Tools that come from outside
+// (plugins, MCP servers, configured commands) are compiled when they load: checkToolSchemas.
+const pending = new WeakMap<object, () => ValidateFunction>();
 
 /**
- * Declare a tool: check its invariants, fill in defaults and compile its argument validator once.
+ * Declare a tool: check its invariants and fill in defaults. Its schemas are compiled by Ajv on
+ * first use, or at once by {@link checkToolSchemas} (vaultd does so for every tool of a plugin, an
+ * MCP server or a configured command when it loads them).
  * Defaults: `categories` [], `required` [], `readOnly` false, `idempotent` false.
  * @param def the tool as its author writes it: `parameters` (a closed object of named
  *   parameters) or `input` (any JSON Schema of an object, draft-07 or 2020-12).
  * @returns the frozen tool, with `inputSchema`.
  * @throws Error quoting the bad value for a name that is not snake_case, an undeclared required
- *   parameter, an unknown safety level, a parameter type outside the supported ones, or a
- *   schema Ajv cannot compile.
+ *   parameter, an unknown safety level, or a parameter type outside the supported ones.
  */
 export function defineTool<Args = Record<string, unknown>>(def: ToolDefinition<Args>): Tool<Args> {
   if (typeof def !== 'object' || def === null) {
@@ -99,15 +104,23 @@ export function defineTool<Args = Record<string, unknown>>(def: ToolDefinition<A
       additionalProperties: false,
     });
   }
-  const validate = compileInput(where, inputSchema, parameters);
   const outputSchema =
     def.outputSchema === undefined
       ? undefined
-      : checkSchema(where, 'outputSchema', def.outputSchema);
+      : copySchema(where, 'outputSchema', def.outputSchema);
   const configSchema =
     def.configSchema === undefined
       ? undefined
-      : checkSchema(where, 'configSchema', def.configSchema);
+      : copySchema(where, 'configSchema', def.configSchema);
+  const compile = (): ValidateFunction => {
+    for (const [field, schema] of [
+      ['outputSchema', outputSchema],
+      ['configSchema', configSchema],
+    ] as const) {
+      if (schema !== undefined) checkSchema(where, field, schema);
+    }
+    return compileInput(where, inputSchema, parameters);
+  };
 
   const tool: Tool<Args> = {
     name,
@@ -137,7 +150,19 @@ export function defineTool<Args = Record<string, unknown>>(def: ToolDefinition<A
     ...(def.maxOutputBytes === undefined ? {} : { maxOutputBytes: def.maxOutputBytes }),
   };
   Object.freeze(tool);
-  validators.set(tool, validate);
+  pending.set(tool, compile);
+  return tool;
+}
+
+/**
+ * Compile a declared tool's schemas now (input, output and config), so a schema Ajv cannot
+ * compile is reported when the tool loads rather than at its first call.
+ * @param tool a tool from {@link defineTool}.
+ * @returns the tool.
+ * @throws Error quoting the schema Ajv cannot compile.
+ */
+export function checkToolSchemas<T extends object>(tool: T): T {
+  getValidator(tool as unknown as Tool<unknown>);
   return tool;
 }
 
@@ -151,12 +176,16 @@ export function withPack<Args>(tool: Tool<Args>, pack: string): Tool<Args> {
   const copy = Object.freeze({ ...tool, pack });
   const validate = validators.get(tool);
   if (validate !== undefined) validators.set(copy, validate);
+  // The copy compiles through the original, so both keep one validator.
+  else if (pending.has(tool)) pending.set(copy, () => getValidator(tool as Tool<unknown>));
   return copy;
 }
 
 /** True when `value` is a tool returned by {@link defineTool}. */
 export function isDefinedTool(value: unknown): value is Tool {
-  return typeof value === 'object' && value !== null && validators.has(value);
+  return (
+    typeof value === 'object' && value !== null && (validators.has(value) || pending.has(value))
+  );
 }
 
 /**
@@ -166,8 +195,9 @@ export function isDefinedTool(value: unknown): value is Tool {
 export function getValidator(tool: Tool<unknown>): ValidateFunction {
   let validate = validators.get(tool);
   if (validate === undefined) {
-    validate = compileSchema(tool.inputSchema);
+    validate = (pending.get(tool) ?? (() => compileSchema(tool.inputSchema)))();
     validators.set(tool, validate);
+    pending.delete(tool);
   }
   return validate;
 }
@@ -236,20 +266,22 @@ function checkParameters(where: string, parameters: unknown): Record<string, Jso
   return deepFreeze(copy as Record<string, JsonSchema>);
 }
 
-function checkSchema(where: string, field: string, schema: unknown): JsonSchema {
+function copySchema(where: string, field: string, schema: unknown): JsonSchema {
   if (!isRecord(schema)) {
     throw new Error(`${where}: ${field} must be a JSON Schema object, got ${quote(schema)}`);
   }
-  const copy = deepFreeze(cloneSchema(where, field, schema));
+  return deepFreeze(cloneSchema(where, field, schema));
+}
+
+function checkSchema(where: string, field: string, schema: JsonSchema): void {
   try {
-    compileSchema(copy);
+    compileSchema(schema);
   } catch (error) {
     throw new Error(
-      `${where}: ${field} ${quote(copy)} is not a valid JSON Schema: ${messageOf(error)}`,
+      `${where}: ${field} ${quote(schema)} is not a valid JSON Schema: ${messageOf(error)}`,
       { cause: error },
     );
   }
-  return copy;
 }
 
 function compileInput(

@@ -30,6 +30,7 @@ export { ERROR_CODES, ToolError, isErrorCode } from './errors.ts';
 export {
   PARAMETER_TYPES,
   TOOL_NAME_PATTERN,
+  checkToolSchemas,
   defineTool,
   getValidator,
   isDefinedTool,

@@ -3,11 +3,12 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config/types.ts';
 import type { ToolRuntime } from '../execute/types.ts';
-import { withPack } from '../protocol/define-tool.ts';
+import { checkToolSchemas, withPack } from '../protocol/define-tool.ts';
 import type { PackContext, PackHandle, PackRoot, ToolPack } from '../protocol/pack.ts';
 import type { ToolRegistry } from '../protocol/registry.ts';
 import type { JsonSchema, RateLimit, Tool, VaultAccess } from '../protocol/types.ts';
 import { createVaultAccess, type SharedAccess } from '../vault/access.ts';
+import { BUILTIN_PACKS } from './index.ts';
 import type { VaultLayout } from '../vault/layout.ts';
 
 /** Per-tool limits every pack section may set: `tools.<pack>.limits.<tool>`. */
@@ -48,6 +49,23 @@ export function packSectionSchema(pack: ToolPack): JsonSchema {
   };
 }
 
+const sectionSchemas = new WeakMap<ToolPack, JsonSchema>();
+
+/**
+ * The names (and older keys) of the packs that are off unless their section turns them on: their
+ * sections are checked only when present.
+ * @param packs the packs.
+ */
+export function optionalPackSections(packs: readonly ToolPack[]): Set<string> {
+  const names = new Set<string>();
+  for (const pack of packs) {
+    if (pack.enabledByDefault !== false) continue;
+    names.add(pack.name);
+    if (pack.legacyConfigKey !== undefined) names.add(pack.legacyConfigKey);
+  }
+  return names;
+}
+
 /**
  * The schemas of `tools.<key>` for config loading: each pack under its name and its older key.
  * @param packs the packs.
@@ -55,7 +73,12 @@ export function packSectionSchema(pack: ToolPack): JsonSchema {
 export function packConfigSchemas(packs: readonly ToolPack[]): Record<string, JsonSchema> {
   const schemas: Record<string, JsonSchema> = {};
   for (const pack of packs) {
-    const schema = packSectionSchema(pack);
+    // One schema object per pack, so a second config load reuses its compiled validator.
+    let schema = sectionSchemas.get(pack);
+    if (schema === undefined) {
+      schema = packSectionSchema(pack);
+      sectionSchemas.set(pack, schema);
+    }
     schemas[pack.name] = schema;
     if (pack.legacyConfigKey !== undefined) schemas[pack.legacyConfigKey] = schema;
   }
@@ -303,6 +326,8 @@ export class PackHost {
           logger.error({ pack: pack.name, tool: tool.name, owner }, message);
           continue;
         }
+        // A plugin's pack is checked here; the built-in packs' schemas compile on first use.
+        if (!BUILTIN_PACKS.includes(pack)) checkToolSchemas(tool);
         tools.push(withPack(tool, pack.name));
       }
       const change = registry.replacePack(pack.name, tools);

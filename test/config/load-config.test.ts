@@ -509,3 +509,28 @@ describe('VAULTD_LOG_LEVEL', () => {
     assert.match(problems[0] as string, /VAULTD_LOG_LEVEL must be one of .* \(got 'loud'\)/);
   });
 });
+
+describe('loadConfig sections of packs that are off unless configured', () => {
+  const schema = {
+    type: 'object',
+    properties: { enabled: { type: 'boolean' }, depth: { type: 'integer', default: 3 } },
+    additionalProperties: false,
+  };
+  const extra = { toolSchemas: { quiet: schema }, optionalTools: new Set(['quiet']) };
+
+  it('leaves an absent section absent, checks and defaults a present one', async () => {
+    assert.equal((await load('', {}, extra)).tools['quiet'], undefined);
+    const on = await load('tools:\n  quiet:\n    enabled: true\n', {}, extra);
+    assert.deepEqual(on.tools['quiet'], { enabled: true, depth: 3 });
+    const problems = await problemsOf('tools:\n  quiet:\n    depth: deep\n', {}, extra);
+    assert.ok(
+      problems.some((p) => p.includes('tools.quiet.depth')),
+      problems.join('\n'),
+    );
+  });
+
+  it('still defaults the section of a pack that is on by default', async () => {
+    const config = await load('', {}, { toolSchemas: { loud: schema } });
+    assert.deepEqual(config.tools['loud'], { depth: 3 });
+  });
+});

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { stringify } from 'yaml';
 import { readFrontMatter, splitFrontMatter, updateFrontMatter } from '../../src/note/index.ts';
 import { readNote, toCrlf } from './fixtures.ts';
 
@@ -186,4 +187,67 @@ test('a block scalar value is replaced through the Document API, comments kept',
     status: 'done',
   });
   assert.match(out, /^---\n# keep\nstatus: done\nb: 1 # note\n---\nbody$/);
+});
+
+test('values are written as the yaml library writes them, fast path or not', () => {
+  const values: unknown[] = [
+    'done',
+    'in_progress',
+    'pending_approval',
+    '2026-11-26T12:00:14.388Z',
+    '2026-11-26T12:00:14Z',
+    'a/b.c-d',
+    '_x',
+    'True',
+    'TRUE',
+    'tRuE',
+    'false',
+    'null',
+    'Null',
+    '~',
+    'yes',
+    'No',
+    'x y',
+    'é',
+    '',
+    ' lead',
+    'trail ',
+    'a: b',
+    'a #b',
+    '-x',
+    '#x',
+    '0x1F',
+    '12',
+    '1.5',
+    '.inf',
+    'a\nb',
+    12,
+    -3,
+    0,
+    -0,
+    1.5,
+    1e21,
+    Number.MAX_SAFE_INTEGER + 2,
+    true,
+    false,
+    null,
+    [1, 'a'],
+    { k: 1 },
+  ];
+  for (const value of values) {
+    const out = updateFrontMatter('---\na: 1\n---\nbody\n', { v: value });
+    const line = out.split('\n').find((l) => l.startsWith('v:'));
+    assert.ok(line !== undefined, `no v line for ${JSON.stringify(value)}`);
+    const written = line.slice(3);
+    const expected =
+      value !== null && typeof value === 'object'
+        ? JSON.stringify(value)
+        : stringify(value, { lineWidth: 0 }).replace(/\n$/, '');
+    const alt = JSON.stringify(value);
+    assert.ok(
+      written === expected || (/[\r\n]/.test(expected) && written === alt),
+      `${JSON.stringify(value)}: wrote ${written}, the yaml library writes ${expected}`,
+    );
+    assert.deepEqual(readFrontMatter(out).data['v'], Object.is(value, -0) ? -0 : value);
+  }
 });

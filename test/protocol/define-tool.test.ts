@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { defineTool, getValidator, isDefinedTool } from '../../src/protocol/index.ts';
+import {
+  checkToolSchemas,
+  defineTool,
+  getValidator,
+  isDefinedTool,
+  withPack,
+} from '../../src/protocol/index.ts';
 import type { ToolDefinition } from '../../src/protocol/index.ts';
 
 function def(overrides: Partial<Record<keyof ToolDefinition, unknown>> = {}): ToolDefinition {
@@ -101,9 +107,19 @@ describe('defineTool', () => {
   ];
   for (const [what, overrides, message] of invalid) {
     it(`throws a clear error for ${what}`, () => {
-      assert.throws(() => defineTool(def(overrides)), message);
+      assert.throws(() => checkToolSchemas(defineTool(def(overrides))), message);
     });
   }
+
+  it('compiles schemas on first use, or at once with checkToolSchemas', () => {
+    const bad = def({ parameters: { q: { type: 'string', minLength: 'three' } }, required: [] });
+    const tool = defineTool(bad);
+    assert.throws(() => getValidator(tool), /parameter 'q' has a schema Ajv cannot compile/);
+    assert.throws(() => checkToolSchemas(defineTool(bad)), /Ajv cannot compile/);
+    const good = defineTool(def({}));
+    assert.equal(checkToolSchemas(good), good);
+    assert.equal(getValidator(withPack(good, 'other')), getValidator(good));
+  });
 });
 
 describe('defineTool with a whole input schema', () => {

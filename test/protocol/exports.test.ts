@@ -10,6 +10,7 @@ it('src/protocol exports exactly its public runtime surface', () => {
     'TOOL_NAME_PATTERN',
     'ToolError',
     'ToolRegistry',
+    'checkToolSchemas',
     'definePack',
     'defineTool',
     'describeValue',

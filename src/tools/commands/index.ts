@@ -1,4 +1,4 @@
-import { defineTool } from '../../protocol/define-tool.ts';
+import { checkToolSchemas, defineTool } from '../../protocol/define-tool.ts';
 import { ToolError } from '../../protocol/errors.ts';
 import type { PackHandle, ToolPack } from '../../protocol/pack.ts';
 import type { Tool, ToolContext } from '../../protocol/types.ts';
@@ -36,18 +36,20 @@ export function commandTool(command: CommandConfig): Tool {
       `command ${command.name}: its argv names ${missing.map((m) => `{${m}}`).join(', ')} but parameters do not declare ${missing.length > 1 ? 'them' : 'it'}`,
     );
   }
-  return defineTool({
-    name: command.name,
-    description: command.description,
-    parameters: command.parameters,
-    required: command.required,
-    safety: command.safety,
-    categories: ['command'],
-    ...(command.timeoutMs === undefined ? {} : { timeoutMs: command.timeoutMs }),
-    preview: (args) =>
-      `Run ${JSON.stringify(fillArgv(command.argv, args))}\nin ${command.cwd}${command.sandbox ? ' (in the bubblewrap sandbox, no network)' : ''}`,
-    handler: (args, ctx) => runCommand(command, args, ctx),
-  });
+  return checkToolSchemas(
+    defineTool({
+      name: command.name,
+      description: command.description,
+      parameters: command.parameters,
+      required: command.required,
+      safety: command.safety,
+      categories: ['command'],
+      ...(command.timeoutMs === undefined ? {} : { timeoutMs: command.timeoutMs }),
+      preview: (args) =>
+        `Run ${JSON.stringify(fillArgv(command.argv, args))}\nin ${command.cwd}${command.sandbox ? ' (in the bubblewrap sandbox, no network)' : ''}`,
+      handler: (args, ctx) => runCommand(command, args, ctx),
+    }),
+  );
 }
 
 async function runCommand(

@@ -1,6 +1,6 @@
 import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { compileGlob } from '../../approval/glob.ts';
-import { defineTool } from '../../protocol/define-tool.ts';
+import { checkToolSchemas, defineTool } from '../../protocol/define-tool.ts';
 import { ToolError } from '../../protocol/errors.ts';
 import { isRecord } from '../../protocol/names.ts';
 import type { JsonSchema, SafetyLevel, Tool } from '../../protocol/types.ts';
@@ -40,56 +40,59 @@ export function adaptTool(server: McpConnection, tool: McpTool): Tool {
     (tool.description ?? tool.title ?? `Tool ${tool.name} of MCP server ${config.name}.`).trim(),
     `(MCP server ${config.name}, tool ${tool.name}.)`,
   ].join('\n\n');
-  return defineTool({
-    name: mapToolName(config.prefix, tool.name),
-    description,
-    input: tool.inputSchema as JsonSchema,
-    ...(isRecord(tool.outputSchema) ? { outputSchema: tool.outputSchema as JsonSchema } : {}),
-    safety,
-    categories: ['mcp', `mcp:${config.name}`],
-    // Read-only only when the operator made it safe and the server says so too.
-    readOnly: safety === 'safe' && hints?.readOnlyHint === true,
-    idempotent: safety === 'safe' && hints?.idempotentHint === true,
-    openWorld: hints?.openWorldHint !== false,
-    async handler(args, ctx) {
-      let result: CallToolResult;
-      try {
-        result = await server.call(tool.name, args, {
-          signal: ctx.signal,
-          // vaultd's own timeout aborts the signal; the SDK's is a backstop just past it.
-          timeoutMs: 24 * 3_600_000,
-          onProgress: (p) =>
-            ctx.progress({
-              ...(p.message === undefined ? {} : { message: p.message }),
-              ...(p.total !== undefined && p.total > 0
-                ? { fraction: Math.min(1, p.progress / p.total) }
-                : {}),
-            }),
-        });
-      } catch (error) {
-        if (ctx.signal.aborted) throw error;
-        throw new ToolError(
-          'EXECUTION_FAILED',
-          `MCP server ${config.name}: ${(error as Error).message}`,
-          {
-            // A request the server may have received may have acted.
+  // A server's schema Ajv cannot compile makes that one tool unlisted, said when it is listed.
+  return checkToolSchemas(
+    defineTool({
+      name: mapToolName(config.prefix, tool.name),
+      description,
+      input: tool.inputSchema as JsonSchema,
+      ...(isRecord(tool.outputSchema) ? { outputSchema: tool.outputSchema as JsonSchema } : {}),
+      safety,
+      categories: ['mcp', `mcp:${config.name}`],
+      // Read-only only when the operator made it safe and the server says so too.
+      readOnly: safety === 'safe' && hints?.readOnlyHint === true,
+      idempotent: safety === 'safe' && hints?.idempotentHint === true,
+      openWorld: hints?.openWorldHint !== false,
+      async handler(args, ctx) {
+        let result: CallToolResult;
+        try {
+          result = await server.call(tool.name, args, {
+            signal: ctx.signal,
+            // vaultd's own timeout aborts the signal; the SDK's is a backstop just past it.
+            timeoutMs: 24 * 3_600_000,
+            onProgress: (p) =>
+              ctx.progress({
+                ...(p.message === undefined ? {} : { message: p.message }),
+                ...(p.total !== undefined && p.total > 0
+                  ? { fraction: Math.min(1, p.progress / p.total) }
+                  : {}),
+              }),
+          });
+        } catch (error) {
+          if (ctx.signal.aborted) throw error;
+          throw new ToolError(
+            'EXECUTION_FAILED',
+            `MCP server ${config.name}: ${(error as Error).message}`,
+            {
+              // A request the server may have received may have acted.
+              sideEffect: safety !== 'safe',
+            },
+          );
+        }
+        const text = textOf(result);
+        if (result.isError === true) {
+          throw new ToolError('EXECUTION_FAILED', text === '' ? `${tool.name} failed` : text, {
             sideEffect: safety !== 'safe',
-          },
-        );
-      }
-      const text = textOf(result);
-      if (result.isError === true) {
-        throw new ToolError('EXECUTION_FAILED', text === '' ? `${tool.name} failed` : text, {
-          sideEffect: safety !== 'safe',
-          ...(result.structuredContent === undefined ? {} : { data: result.structuredContent }),
-        });
-      }
-      if (result.structuredContent !== undefined) {
-        return text === '' ? result.structuredContent : { ...result.structuredContent };
-      }
-      return text;
-    },
-  });
+            ...(result.structuredContent === undefined ? {} : { data: result.structuredContent }),
+          });
+        }
+        if (result.structuredContent !== undefined) {
+          return text === '' ? result.structuredContent : { ...result.structuredContent };
+        }
+        return text;
+      },
+    }),
+  );
 }
 
 function textOf(result: CallToolResult): string {
