@@ -2,6 +2,7 @@ import { isMap, isScalar, parseDocument, stringify } from 'yaml';
 import type { Document } from 'yaml';
 import { makePlacer } from './places.ts';
 import type { Placer } from './places.ts';
+import { readSimpleYaml, readsBackSimply, type SimpleYaml } from './simple-yaml.ts';
 import type { Diagnostic, FrontMatterSpan } from './types.ts';
 
 const OPEN = /^(---|\+\+\+)([A-Za-z][\w-]*)?[ \t]*(\r\n|\r|\n)/;
@@ -76,7 +77,10 @@ export function readFrontMatterSpan(
     const message = `front-matter in ${fence} is never evaluated; use YAML (a --- fence)`;
     return { data: {}, diagnostics: [whole('error', 'UNSUPPORTED_FRONT_MATTER', message)] };
   }
-  const doc = parseFrontMatterYaml(text.slice(span.contentStart, span.contentEnd));
+  const content = text.slice(span.contentStart, span.contentEnd);
+  const simple = readSimpleYaml(content);
+  if (simple !== null) return { data: simple.data, diagnostics: [] };
+  const doc = parseFrontMatterYaml(content);
   const at = (pos: readonly [number, number] | undefined, severity: Diagnostic['severity']) => {
     const from = span.contentStart + (pos?.[0] ?? 0);
     const to = span.contentStart + (pos?.[1] ?? 0);
@@ -138,6 +142,11 @@ export function updateFrontMatter(text: string, updates: Record<string, unknown>
 }
 
 function updateYaml(content: string, entries: [string, unknown][], eol: string): string | null {
+  const simple = readSimpleYaml(content);
+  if (simple !== null) {
+    const spliced = spliceSimple(content, simple, entries, eol);
+    if (spliced !== null) return spliced;
+  }
   const doc = parseFrontMatterYaml(content);
   if (doc.errors.length > 0) return null;
   let before: unknown;
@@ -160,6 +169,37 @@ function updateYaml(content: string, entries: [string, unknown][], eol: string):
   for (const [k, v] of entries) editable.set(k, editable.createNode(v));
   const restrung = editable.toString({ lineWidth: 0 }).replace(/\n/g, eol);
   return yamlMatches(restrung, expected) ? restrung : null;
+}
+
+/**
+ * Set keys of a simple front-matter by replacing their values' text (or appending a line), when
+ * every written value and key reads back simply; checked by reading the result back with the same
+ * reader (which reads as the library does). Null when the library has to do it.
+ */
+function spliceSimple(
+  content: string,
+  simple: SimpleYaml,
+  entries: [string, unknown][],
+  eol: string,
+): string | null {
+  if (content !== '' && !content.endsWith('\n')) return null;
+  const edits: { from: number; to: number; text: string }[] = [];
+  let appended = '';
+  for (const [key, value] of entries) {
+    const text = formatValue(value);
+    if (!readsBackSimply(text, value) || formatScalar(key) !== key) return null;
+    const pair = simple.pairs.find((p) => p.key === key);
+    if (pair === undefined) appended += `${key}: ${text}${eol}`;
+    else
+      edits.push({ from: pair.from, to: pair.to, text: pair.from === pair.to ? ` ${text}` : text });
+  }
+  let out = content + appended;
+  for (const e of edits.sort((a, b) => b.from - a.from)) {
+    out = out.slice(0, e.from) + e.text + out.slice(e.to);
+  }
+  const read = readSimpleYaml(out);
+  const expected = JSON.stringify({ ...simple.data, ...Object.fromEntries(entries) });
+  return read !== null && JSON.stringify(read.data) === expected ? out : null;
 }
 
 function spliceYaml(

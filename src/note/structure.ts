@@ -223,11 +223,11 @@ if (fenceRule === undefined) throw new Error('markdown-it has no fence rule');
 md.block.ruler.at(
   'fence',
   (state, startLine, endLine, silent) => {
+    if (!fenceRule(state, startLine, endLine, silent)) return false;
+    if (silent) return true;
     const at = state.bMarks[startLine]! + state.tShift[startLine]!;
     // Its column: lines keep their columns in the original text, whatever its line endings.
     const column = at - (state.src.lastIndexOf('\n', at - 1) + 1);
-    if (!fenceRule(state, startLine, endLine, silent)) return false;
-    if (silent) return true;
     const token = state.tokens[state.tokens.length - 1] as Token;
     const last = state.line - 1;
     token.meta = { closed: last > startLine && closesFence(state, last, token.markup), column };
@@ -264,7 +264,7 @@ export function tokensForTest(src: string): Token[] {
 // key cost as much as a fifth of reading a 100 KB note.
 const recent: { text: string; structure: NoteStructure }[] = [];
 let recentChars = 0;
-const CACHE_ENTRIES = 64;
+const CACHE_ENTRIES = 32;
 const CACHE_MAX_CHARS = 8 * 1024 * 1024;
 
 /**
