@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 
 /** What reading a note gave. */
 export type NoteRead =
@@ -50,7 +50,10 @@ export async function readNote(path: string, maxBytes: number): Promise<NoteRead
       const mentionsToolCall = head.subarray(0, bytesRead).includes(MARKER);
       return { kind: 'too_large', size: stats.size, mentionsToolCall };
     }
-    const buffer = await handle.readFile();
+    const buffer = await readAll(handle, stats.size);
+    if (buffer.length > maxBytes) {
+      return { kind: 'too_large', size: buffer.length, mentionsToolCall: buffer.includes(MARKER) };
+    }
     if (buffer.includes(0)) return { kind: 'binary', mentionsToolCall: buffer.includes(MARKER) };
     let text: string;
     try {
@@ -62,4 +65,17 @@ export async function readNote(path: string, maxBytes: number): Promise<NoteRead
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * The whole file: one read of one byte more than its size just told (a short read of a regular
+ * file is its end), so a note costs one read call, not FileHandle.readFile's stat and reads; a file
+ * that grew since is read to its end.
+ */
+async function readAll(handle: FileHandle, size: number): Promise<Buffer> {
+  const buffer = Buffer.allocUnsafe(size + 1);
+  const { bytesRead } = await handle.read(buffer, 0, size + 1, 0);
+  if (bytesRead <= size) return buffer.subarray(0, bytesRead);
+  // Positional reads leave the file position at 0: this reads the whole file again.
+  return handle.readFile();
 }

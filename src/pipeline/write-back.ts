@@ -1,4 +1,5 @@
 import { lstat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import {
   renderApprovalSection,
   APPROVAL_HEADING as APPROVAL_SECTION,
@@ -25,8 +26,8 @@ export interface NoteStamp {
 export interface WrittenNote {
   /** The note's text now. */
   readonly text: string;
-  /** Its modification time and size now. */
-  readonly stamp: NoteStamp;
+  /** Its modification time and size now (looked up when asked: rarely needed). */
+  stampNow(): Promise<NoteStamp>;
   /** Whether someone else changed the note while its calls ran (the edit went into their text). */
   readonly changedExternally: boolean;
 }
@@ -49,21 +50,28 @@ export async function writeBack(
   unfinished = false,
 ): Promise<WrittenNote | null> {
   // Results go into the note as it is on disk now: a human may have edited it while calls ran.
-  // Unchanged modification time and size mean the text we parsed, without reading it again.
-  const now = await lstat(path);
+  // The edit is made on the text we parsed; an unchanged modification time and size just before
+  // the write mean that text is still the file's, without reading it again. Otherwise the newer
+  // text is read and edited instead.
   let current = originalText;
-  if (now.mtimeMs !== stamp.mtimeMs || now.size !== stamp.size) {
+  let checked: Stats | undefined;
+  const reread = async (): Promise<boolean> => {
     const read = await readNote(path, ctx.config.max_note_bytes * 2);
     if (read.kind !== 'text') {
       ctx.logger.error(
         { note: noteKey(ctx, path), reason: read.kind },
         'note changed into something unreadable while its calls ran',
       );
-      return null;
+      return false;
     }
     current = read.text;
     stamp = read;
-  }
+    return true;
+  };
+  const isCurrent = async (): Promise<boolean> => {
+    checked = await lstat(path);
+    return checked.mtimeMs === stamp.mtimeMs && checked.size === stamp.size;
+  };
   const counts = countResults(parsed, results);
   const edit: WriteBackEdit = {
     results,
@@ -99,32 +107,33 @@ export async function writeBack(
       tool_errors: counts.errors + counts.rejected,
     },
   };
-  const text = await ctx.notes.edit(current, edit);
-  const changedExternally = current !== originalText;
-  if (text === current) return { text, stamp, changedExternally };
-  const before = await lstat(path);
-  if (before.mtimeMs !== stamp.mtimeMs || before.size !== stamp.size) {
-    // Edited again between our read and now: start over on the newer text.
-    return writeBack(
-      ctx,
-      path,
-      originalText,
-      stamp,
-      parsed,
-      results,
-      pending,
-      sideEffects,
-      unfinished,
-    );
+  for (;;) {
+    const text = await ctx.notes.edit(current, edit);
+    if (!(await isCurrent())) {
+      if (!(await reread())) return null;
+      continue;
+    }
+    const changedExternally = current !== originalText;
+    const before = checked as Stats;
+    if (text === current) return { text, stampNow: async () => stamp, changedExternally };
+    // The folder's fsync makes the rename durable; without side effects a power cut that loses it
+    // only means the note's read-only calls run again, so it is skipped.
+    await writeInVault(ctx.layout.root, path, text, {
+      fsyncDir: sideEffects,
+      mode: before.mode & 0o7777,
+    });
+    const stampOf = async (): Promise<NoteStamp> => {
+      const after = await lstat(path);
+      return { mtimeMs: after.mtimeMs, size: after.size };
+    };
+    // Only a note someone else changed goes another round, and then the stamp must be the one
+    // right after our write: looked up now. Otherwise it is looked up only if asked.
+    if (changedExternally) {
+      const after = await stampOf();
+      return { text, stampNow: async () => after, changedExternally };
+    }
+    return { text, stampNow: stampOf, changedExternally };
   }
-  // The folder's fsync makes the rename durable; without side effects a power cut that loses it
-  // only means the note's read-only calls run again, so it is skipped.
-  await writeInVault(ctx.layout.root, path, text, {
-    fsyncDir: sideEffects,
-    mode: before.mode & 0o7777,
-  });
-  const after = await lstat(path);
-  return { text, stamp: { mtimeMs: after.mtimeMs, size: after.size }, changedExternally };
 }
 
 function countResults(

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { open, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { fsyncDirectory } from './fsync-dir.ts';
@@ -14,6 +15,17 @@ export interface WriteFileAtomicOptions {
 // Unique per process and write; the pid keeps two processes apart (a crypto-random name cost
 // measurable time per note for nothing).
 let tempCounter = 0;
+
+// The process's umask, read where it can be read without changing it (Linux); a note whose mode
+// it would not change needs no chmod after the create.
+const UMASK = ((): number | undefined => {
+  try {
+    const line = /^Umask:\s*([0-7]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    return line === null ? undefined : Number.parseInt(line[1] as string, 8);
+  } catch {
+    return undefined;
+  }
+})();
 
 /**
  * Replace a file's content atomically: readers see the old or the new text, never a mix. Writes a
@@ -47,7 +59,9 @@ export async function writeFileAtomic(
   try {
     handle = await open(temp, 'wx', mode ?? 0o666);
     // The mode given to open() is filtered by the umask; the note's own bits must survive.
-    if (mode !== undefined) await handle.chmod(mode);
+    if (mode !== undefined && (UMASK === undefined || (mode & (UMASK | 0o7000)) !== 0)) {
+      await handle.chmod(mode);
+    }
     await handle.writeFile(data, 'utf8');
     await handle.sync();
     await handle.close();

@@ -30,6 +30,12 @@ describe('writeFileAtomic', () => {
     assert.equal(await readFile(path, 'utf8'), 'new');
     assert.equal((await stat(path)).mode & 0o777, 0o600);
     assert.deepEqual(await readdir(dir), ['note.md']);
+    // Bits the umask (022 here) would take away at the create are put back.
+    for (const mode of [0o666, 0o664, 0o640, 0o444]) {
+      await chmod(path, mode);
+      await writeFileAtomic(path, `mode ${mode}`, { fsyncDir: false });
+      assert.equal((await stat(path)).mode & 0o777, mode, mode.toString(8));
+    }
   });
 
   it('never shows a reader a partial file while writers race', async () => {

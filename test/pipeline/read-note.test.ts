@@ -1,0 +1,49 @@
+// readNote reads a note in one read call; what it reports for every kind of file it may meet.
+import assert from 'node:assert/strict';
+import { link, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { readNote } from '../../src/pipeline/read-note.ts';
+
+let dir: string;
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'vaultd-read-note-'));
+});
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('a note is read whole, whatever its size under the cap', async () => {
+  for (const size of [0, 1, 4095, 4096, 4097, 200_000]) {
+    const text = 'é'.repeat(Math.floor(size / 2)) + 'x'.repeat(size % 2);
+    const path = join(dir, `n${size}.md`);
+    await writeFile(path, text);
+    const read = await readNote(path, 1_000_000);
+    assert.equal(read.kind, 'text');
+    if (read.kind === 'text') {
+      assert.equal(read.text, text);
+      assert.equal(read.size, Buffer.byteLength(text));
+    }
+  }
+});
+
+test('too large, binary, not UTF-8, a link, a hard link and a vanished file are told apart', async () => {
+  await writeFile(join(dir, 'big.md'), `${'a'.repeat(100)} tool_call`);
+  assert.deepEqual(await readNote(join(dir, 'big.md'), 50), {
+    kind: 'too_large',
+    size: 110,
+    mentionsToolCall: false,
+  });
+  await writeFile(join(dir, 'edge.md'), 'a'.repeat(50));
+  assert.equal((await readNote(join(dir, 'edge.md'), 50)).kind, 'text');
+  await writeFile(join(dir, 'bin.md'), Buffer.from([0x74, 0, 0x6f]));
+  assert.equal((await readNote(join(dir, 'bin.md'), 100)).kind, 'binary');
+  await writeFile(join(dir, 'latin1.md'), Buffer.from([0x63, 0x61, 0x66, 0xe9]));
+  assert.equal((await readNote(join(dir, 'latin1.md'), 100)).kind, 'not_utf8');
+  await symlink(join(dir, 'edge.md'), join(dir, 'link.md'));
+  assert.equal((await readNote(join(dir, 'link.md'), 100)).kind, 'not_a_file');
+  await link(join(dir, 'edge.md'), join(dir, 'hard.md'));
+  assert.equal((await readNote(join(dir, 'hard.md'), 100)).kind, 'linked');
+  assert.equal((await readNote(join(dir, 'gone.md'), 100)).kind, 'gone');
+});
