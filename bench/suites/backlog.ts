@@ -45,8 +45,8 @@ export async function runBacklog(ctx: BenchContext): Promise<Figure[]> {
           name: 'throughput from spawn',
           value: perSecond,
           unit: 'notes/s',
-          target: '≥ 1,000 notes/s',
-          met: perSecond >= 1000 && failed === 0,
+          target: '≥ 0.5× raw (issue 15)',
+          met: raw !== undefined && perSecond / raw >= 0.5 && failed === 0,
           ...(raw === undefined ? {} : { ratio: perSecond / raw }),
         },
         {
