@@ -37,8 +37,9 @@ export async function runScale(ctx: BenchContext): Promise<Figure[]> {
       const readyAt = await daemon.waitReady(60_000);
       const readyMs = readyAt - daemon.spawnedAt;
       const rssAtReady = readRssMb(daemon.pid);
-      const watches = countInotifyWatches(daemon.pid);
       await sleep(1_000); // let start-up work (JIT, first timers) settle before the idle window
+      // Counted a second after ready on both vaults: the state folder's watch is set just after.
+      const watches = countInotifyWatches(daemon.pid);
       const cpu0 = readCpuMs(daemon.pid);
       const w0 = performance.now();
       let rssMax = rssAtReady;
@@ -133,9 +134,11 @@ async function measureEmptyStart(): Promise<StartFigures> {
     const daemon = spawnDaemon('run', vault.configPath);
     try {
       const readyAt = await daemon.waitReady(60_000);
+      const rssMb = readRssMb(daemon.pid);
+      await sleep(1_000);
       return {
         readyMs: readyAt - daemon.spawnedAt,
-        rssMb: readRssMb(daemon.pid),
+        rssMb,
         watches: countInotifyWatches(daemon.pid),
       };
     } finally {
