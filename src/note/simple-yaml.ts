@@ -105,21 +105,33 @@ export function readsBackSimply(text: string, value: unknown): boolean {
 function stripComment(rest: string): string | null {
   const text = rest.trim();
   if (text === '') return '';
-  // A comment needs white space before its `#`; quotes may hold a `#` of their own.
+  // A comment needs white space before its `#`.
+  let cut: number | null = text.length;
+  eachUnquoted(text, (c, i) => {
+    if (c !== '#' || (i > 0 && text[i - 1] !== ' ')) return true;
+    cut = i === 0 ? null : i;
+    return false;
+  });
+  return cut === null ? null : text.slice(0, cut).trimEnd();
+}
+
+/**
+ * Call `visit` with each character of `text` outside quotes, until it returns false. A quote opens
+ * where a scalar may start (first, or after a space, `[` or `,`); `\` escapes inside `"…"`.
+ */
+function eachUnquoted(text: string, visit: (c: string, i: number) => boolean): void {
   let quote = '';
   for (let i = 0; i < text.length; i++) {
-    const c = text[i];
+    const c = text[i] as string;
     if (quote !== '') {
       if (c === '\\' && quote === '"') i++;
       else if (c === quote) quote = '';
-    } else if (c === '"' || c === "'") {
-      if (i === 0 || text[i - 1] === ' ' || text[i - 1] === '[' || text[i - 1] === ',') quote = c;
-    } else if (c === '#') {
-      if (i === 0) return null;
-      if (text[i - 1] === ' ') return text.slice(0, i).trimEnd();
+    } else if ((c === '"' || c === "'") && (i === 0 || ' [,'.includes(text[i - 1] as string))) {
+      quote = c;
+    } else if (!visit(c, i)) {
+      return;
     }
   }
-  return text;
 }
 
 function readValue(text: string): unknown {
@@ -162,20 +174,14 @@ function readFlowList(text: string): unknown {
 /** Split a flow list's inside at the commas outside quotes. */
 function splitItems(inner: string): string[] {
   const parts: string[] = [];
-  let quote = '';
   let start = 0;
-  for (let i = 0; i < inner.length; i++) {
-    const c = inner[i];
-    if (quote !== '') {
-      if (c === '\\' && quote === '"') i++;
-      else if (c === quote) quote = '';
-    } else if (c === '"' || c === "'") {
-      quote = c;
-    } else if (c === ',') {
+  eachUnquoted(inner, (c, i) => {
+    if (c === ',') {
       parts.push(inner.slice(start, i));
       start = i + 1;
     }
-  }
+    return true;
+  });
   parts.push(inner.slice(start));
   return parts;
 }
