@@ -18,7 +18,16 @@ export function deriveCallId(
   args: Record<string, unknown>,
   occurrence: number,
 ): string {
-  return `call_${hash(`${canonicalJson({ name, arguments: args })}#${occurrence}`)}`;
+  return callIdOfCanonical(canonicalJson({ name, arguments: args }), occurrence);
+}
+
+/**
+ * {@link deriveCallId} from the canonical JSON of `{name, arguments}` already at hand.
+ * @param canonical `canonicalJson({ name, arguments })`.
+ * @param occurrence as for deriveCallId.
+ */
+export function callIdOfCanonical(canonical: string, occurrence: number): string {
+  return `call_${hash(`${canonical}#${occurrence}`)}`;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { EXPLICIT_ID, canonicalJson, deriveBlockId, deriveCallId } from './call-id.ts';
+import { EXPLICIT_ID, callIdOfCanonical, canonicalJson, deriveBlockId } from './call-id.ts';
 import { readFrontMatterSpan, splitFrontMatter } from './front-matter.ts';
 import { findOwnedRanges, readStructure } from './markdown.ts';
 import type { FenceBlock } from './markdown.ts';
@@ -151,7 +151,7 @@ class BlockScanner {
       const key = canonicalJson({ name: call.name, arguments: call.args });
       const occurrence = this.#seenCalls.get(key) ?? 0;
       this.#seenCalls.set(key, occurrence + 1);
-      id = deriveCallId(call.name, call.args, occurrence);
+      id = callIdOfCanonical(key, occurrence);
     }
     this.calls.push({
       id,
