@@ -21,6 +21,10 @@ export interface NoteWorkerOptions {
   readonly timeoutMs?: number;
 }
 
+// Recent parses kept: about as many notes as run at once (40), and one large note.
+const RECENT_ENTRIES = 64;
+const RECENT_MAX_CHARS = 8 * 1024 * 1024;
+
 interface Pending {
   readonly worker: Worker;
   resolve(value: NoteJobResult): void;
@@ -46,7 +50,8 @@ export class NoteWorker {
   readonly #timeoutMs: number;
   #worker: { worker: Worker; online: Promise<void> } | undefined;
   #nextId = 0;
-  #lastLarge: { text: string; parsed: ParsedNote } | undefined;
+  readonly #recent: { text: string; parsed: ParsedNote }[] = [];
+  #recentChars = 0;
   readonly #pending = new Map<number, Pending>();
 
   /** @param options thresholds and deadline. */
@@ -61,12 +66,20 @@ export class NoteWorker {
    * @throws NoteTooComplexError past the deadline.
    */
   async parse(text: string): Promise<ParsedNote> {
-    // A large note is parsed when it is found and again, unchanged, once claimed: keep the last.
-    const last = this.#lastLarge;
-    if (last !== undefined && last.text.length === text.length && last.text === text)
-      return last.parsed;
+    // A note is parsed when it is found and again, unchanged, once claimed: keep recent parses
+    // (read-only for every caller), looked up by length, then by comparing the text.
+    for (let i = this.#recent.length - 1; i >= 0; i--) {
+      const entry = this.#recent[i] as { text: string; parsed: ParsedNote };
+      if (entry.text.length === text.length && entry.text === text) return entry.parsed;
+    }
     const parsed = (await this.#run({ op: 'parse', text })) as ParsedNote;
-    if (text.length > this.#inlineChars) this.#lastLarge = { text, parsed };
+    if (text.length <= RECENT_MAX_CHARS) {
+      this.#recent.push({ text, parsed });
+      this.#recentChars += text.length;
+      while (this.#recent.length > RECENT_ENTRIES || this.#recentChars > RECENT_MAX_CHARS) {
+        this.#recentChars -= this.#recent.shift()?.text.length ?? 0;
+      }
+    }
     return parsed;
   }
 
@@ -82,7 +95,8 @@ export class NoteWorker {
 
   /** Stop the worker thread, if one runs. */
   async close(): Promise<void> {
-    this.#lastLarge = undefined;
+    this.#recent.length = 0;
+    this.#recentChars = 0;
     const current = this.#worker;
     this.#worker = undefined;
     await current?.worker.terminate();
