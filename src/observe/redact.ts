@@ -114,26 +114,33 @@ export function createRedactor(secrets: Iterable<string>): Redactor {
     if (pattern !== undefined) out = out.replace(pattern, REDACTED);
     return out;
   }) as Redactor;
+  // Copies only what changes: most payloads hold no secret, and are returned as they are without
+  // allocating anything (the event bus redacts every event).
   const deep = <T>(value: T): T => {
     if (typeof value === 'string') return redact(value) as T;
     if (Array.isArray(value)) {
-      let changed = false;
-      const out = value.map((item: unknown) => {
+      let out: unknown[] | undefined;
+      for (let i = 0; i < value.length; i++) {
+        const item: unknown = value[i];
         const next = deep(item);
-        if (next !== item) changed = true;
-        return next;
-      });
-      return (changed ? out : value) as T;
+        if (next !== item) (out ??= [...(value as unknown[])])[i] = next;
+      }
+      return (out ?? value) as T;
     }
     if (value !== null && typeof value === 'object' && !(value instanceof Error)) {
-      let changed = false;
-      const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(value)) {
+      const record = value as Record<string, unknown>;
+      let out: Record<string, unknown> | undefined;
+      for (const k of Object.keys(record)) {
+        const v = record[k];
         const next = deep(v);
-        if (next !== v) changed = true;
-        out[k] = next;
+        if (next === v) continue;
+        if (out === undefined) {
+          out = {};
+          for (const key of Object.keys(record)) setOwn(out, key, record[key]);
+        }
+        setOwn(out, k, next);
       }
-      return (changed ? out : value) as T;
+      return (out ?? value) as T;
     }
     return value;
   };
@@ -141,4 +148,14 @@ export function createRedactor(secrets: Iterable<string>): Redactor {
   Object.defineProperty(redact, 'size', { get: () => spellings.size });
   Object.defineProperty(redact, 'add', { value: learn });
   return redact;
+}
+
+/** Set an own data property, a `__proto__` key included (never the prototype). */
+function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, {
+    value,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
 }

@@ -59,6 +59,17 @@ describe('redaction', () => {
     );
     assert.equal(redact(JSON.stringify({ m: 'p4ssword!' })), '{"m":"[redacted]"}');
     assert.deepEqual(redact.deep({ a: ['the-key-value'], b: 1 }), { a: ['[redacted]'], b: 1 });
+    // A payload without secrets is returned as it is; one with a secret is copied, the original
+    // left alone, a `__proto__` key kept as data (never the copy's prototype).
+    const clean = { a: ['x', { b: 'y' }], n: 2 };
+    assert.equal(redact.deep(clean), clean);
+    const hostile = JSON.parse('{"__proto__": {"k": "the-key-value"}, "l": [1, "p4ssword!"]}') as {
+      l: unknown[];
+    };
+    const out = redact.deep(hostile) as Record<string, unknown>;
+    assert.equal(Object.getPrototypeOf(out), Object.prototype);
+    assert.equal(JSON.stringify(out), '{"__proto__":{"k":"[redacted]"},"l":[1,"[redacted]"]}');
+    assert.equal(hostile.l[1], 'p4ssword!');
   });
 });
 
