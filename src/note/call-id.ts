@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import { canonicalJson } from '../protocol/canonical-json.ts';
 
 export { canonicalJson };
@@ -41,5 +41,5 @@ export function deriveBlockId(raw: string, occurrence: number): string {
 }
 
 function hash(text: string): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, 12);
+  return digest('sha256', text, 'hex').slice(0, 12);
 }

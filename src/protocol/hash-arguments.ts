@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { canonicalJson } from './canonical-json.ts';
 
 /**
@@ -7,5 +7,5 @@ import { canonicalJson } from './canonical-json.ts';
  * @param args the call's normalised arguments.
  */
 export function hashArguments(args: Readonly<Record<string, unknown>>): string {
-  return createHash('sha256').update(canonicalJson(args)).digest('hex').slice(0, 32);
+  return hash('sha256', canonicalJson(args), 'hex').slice(0, 32);
 }
