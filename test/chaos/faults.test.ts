@@ -205,7 +205,14 @@ describe('fault injection: a real daemon, real kills', { timeout: 600_000 }, () 
     await waitFor(async () => ((await starts(sideLog)).size >= 5 ? true : undefined), {
       message: 'all five calls running',
     });
-    await rm(join(vault.root, '.vaultd'), { recursive: true, force: true });
+    // The running daemon writes into the folder while it is being removed (its ledger, result
+    // files): rm -r meets a folder that is not empty yet, and tries again, as a person would.
+    await rm(join(vault.root, '.vaultd'), {
+      recursive: true,
+      force: true,
+      maxRetries: 20,
+      retryDelay: 10,
+    });
     // A second daemon started now must not run beside the first.
     const second = startCli(['run', '--config', vault.configPath]);
     cleanups.push(() => second.stop());
