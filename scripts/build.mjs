@@ -6,10 +6,13 @@
 // their modules through chunks, so a plugin's `ToolError` is the daemon's. Dependencies stay
 // external. bin/vaultd.js uses the bundle only while it is newer than
 // every source file, so an edited checkout never runs stale code.
+import { readdirSync, unlinkSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
 
 const root = new URL('..', import.meta.url).pathname;
-await build({
+const dist = join(root, 'dist');
+const result = await build({
   entryPoints: {
     vaultd: `${root}src/cli/main.ts`,
     index: `${root}src/index.ts`,
@@ -25,4 +28,12 @@ await build({
   packages: 'external',
   sourcemap: 'linked',
   logLevel: 'warning',
+  metafile: true,
 });
+
+// Chunk names carry a hash of their content: remove the chunks of earlier builds.
+// The metafile names outputs relative to the working directory.
+const written = new Set(Object.keys(result.metafile.outputs).map((file) => resolve(file)));
+for (const name of readdirSync(dist)) {
+  if (!written.has(join(dist, name))) unlinkSync(join(dist, name));
+}

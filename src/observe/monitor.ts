@@ -8,7 +8,7 @@ import { renderDashboard, type RecentCall } from './dashboard.ts';
 import type { EventBus } from './event-bus.ts';
 import { startHttpServer } from './http-server.ts';
 import type { ApprovalsBackend } from './approvals-api.ts';
-import { createMetrics } from './metrics.ts';
+import type { createMetrics } from './metrics.ts';
 import {
   ARCHIVE_STATES,
   archivesLookLarge,
@@ -151,6 +151,8 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
   let server: Awaited<ReturnType<typeof startHttpServer>> | undefined;
   let metrics: ReturnType<typeof createMetrics> | undefined;
   if (httpOn) {
+    // prom-client is loaded only with the HTTP server on (off by default): a tenth of start-up.
+    const { createMetrics } = await import('./metrics.ts');
     metrics = createMetrics(
       bus,
       {
