@@ -326,8 +326,17 @@ export class PackHost {
           logger.error({ pack: pack.name, tool: tool.name, owner }, message);
           continue;
         }
-        // A plugin's pack is checked here; the built-in packs' schemas compile on first use.
-        if (!BUILTIN_PACKS.includes(pack)) checkToolSchemas(tool);
+        // A plugin's pack is checked here; the built-in packs' schemas compile on first use. At
+        // start a schema Ajv cannot compile stops the start; later the tool is left out, logged.
+        if (!BUILTIN_PACKS.includes(pack)) {
+          try {
+            checkToolSchemas(tool);
+          } catch (error) {
+            if (first) throw error;
+            logger.error({ pack: pack.name, tool: tool.name, err: error }, 'tool left out');
+            continue;
+          }
+        }
         tools.push(withPack(tool, pack.name));
       }
       const change = registry.replacePack(pack.name, tools);

@@ -143,6 +143,53 @@ describe('PackHost', () => {
     assert.deepEqual(registry.names(), []);
   });
 
+  it("checks a plugin pack's schemas: a bad one stops the start, later it is left out", async () => {
+    const bad = defineTool({
+      name: 'bad_schema',
+      description: 'a schema Ajv cannot compile',
+      parameters: { q: { type: 'string', minLength: 'three' as unknown as number } },
+      safety: 'safe',
+      handler: () => 'never',
+    });
+    let tools: Tool[] = [tool('plug_one')];
+    let listener: (() => void) | undefined;
+    const pack: ToolPack = {
+      name: 'plug',
+      description: 'a plugin pack',
+      start: (): PackHandle => ({
+        tools: () => tools,
+        onChange: (l) => {
+          listener = l;
+          return () => (listener = undefined);
+        },
+        stop: async () => undefined,
+      }),
+    };
+    const config = loadConfig({ vault: dir, env: {}, toolSchemas: packConfigSchemas([pack]) });
+    const layout = resolveLayout(config);
+    await ensureLayout(layout);
+    const start = async (): Promise<{ host: PackHost; registry: ToolRegistry }> => {
+      const registry = new ToolRegistry();
+      const host = new PackHost({
+        packs: [pack],
+        config,
+        layout,
+        registry,
+        logger: silentLogger(),
+      });
+      await host.start();
+      return { host, registry };
+    };
+    tools = [tool('plug_one'), bad];
+    await assert.rejects(start(), /parameter 'q' has a schema Ajv cannot compile/);
+    tools = [tool('plug_one')];
+    const { host, registry } = await start();
+    tools = [tool('plug_two'), bad];
+    listener?.();
+    assert.deepEqual(registry.names(), ['plug_two']);
+    await host.stop();
+  });
+
   it('names config sections that no pack owns, or one pack twice', () => {
     const config = loadConfig({ vault: dir, env: {} });
     const problems = checkToolSections(
