@@ -5,13 +5,7 @@ import { toolOutput } from '../../protocol/output.ts';
 import { readFilesystemConfig } from './config.ts';
 import { fsError, inParent, lstatOrNull, pinDir, swappedIn } from './pinned.ts';
 import { walk, type WalkEntry } from './walk.ts';
-
-const PATH = {
-  type: 'string',
-  minLength: 1,
-  maxLength: 4096,
-  description: 'path relative to the vault, or absolute inside a configured root',
-};
+import { PATH_PARAM as PATH, READING_TOOL } from './common.ts';
 
 /** One entry of a listing. */
 interface Listed {
@@ -35,12 +29,7 @@ export const listDirectory = defineTool<{
     recursive: { type: 'boolean', default: false },
     max_entries: { type: 'integer', minimum: 1, maximum: 100_000, default: 200 },
   },
-  safety: 'safe',
-  readOnly: true,
-  idempotent: true,
-  // Files change under the agent (its own writes, a human's edits): never answer from the cache.
-  cacheable: false,
-  categories: ['filesystem'],
+  ...READING_TOOL,
   async handler(args, ctx) {
     const config = readFilesystemConfig(ctx.config);
     const resolved = await ctx.files.resolve(args.path ?? '.', 'read');
@@ -111,12 +100,7 @@ export const fileInfo = defineTool<{ path: string }>({
     'Tell what is at a path of the vault (or a configured root) without reading it: type, size in bytes, modification and creation time, permission bits, and whether tools may write it. For a folder, the number of its entries.',
   parameters: { path: PATH },
   required: ['path'],
-  safety: 'safe',
-  readOnly: true,
-  idempotent: true,
-  // Files change under the agent (its own writes, a human's edits): never answer from the cache.
-  cacheable: false,
-  categories: ['filesystem'],
+  ...READING_TOOL,
   async handler(args, ctx) {
     const resolved = await ctx.files.resolve(args.path, 'read');
     const shown = ctx.files.display(resolved);

@@ -5,7 +5,15 @@ import { ToolError } from '../../protocol/errors.ts';
 import { toolOutput } from '../../protocol/output.ts';
 import type { PreviewBasis, ResolvedPath, ToolContext, VaultAccess } from '../../protocol/types.ts';
 import { isInside } from '../../vault/access.ts';
-import { basisOf, readTextFile, resolvePath, sha256, softPreview, unifiedDiff } from './common.ts';
+import {
+  basisOf,
+  readTextFile,
+  resolvePath,
+  sha256,
+  softPreview,
+  unifiedDiff,
+  PATH_PARAM as PATH,
+} from './common.ts';
 import { readFilesystemConfig, type FilesystemConfig } from './config.ts';
 import {
   checkSingleLink,
@@ -18,12 +26,6 @@ import {
 } from './pinned.ts';
 import { checkTreeWritable } from './walk.ts';
 
-const PATH = {
-  type: 'string',
-  minLength: 1,
-  maxLength: 4096,
-  description: 'path relative to the vault, or absolute inside a configured root',
-};
 /** Files of a folder to be deleted whose content a preview pins (its basis), at most. */
 const BASIS_FILES = 50;
 /** Entries of a folder a delete preview names, at most. */
@@ -65,6 +67,29 @@ const TWO_PATHS = {
   },
 };
 
+/**
+ * The two paths of a copy or a move, resolved as its handler uses them (a root itself is never
+ * replaced, nor moved), shown as agents see them, with the pack's config. The preview resolves
+ * them the same way, so it says when the call will be refused.
+ * @param sourceMode `read` for a copy, `write` for a move (which removes the source).
+ */
+async function resolveTwo(
+  args: TwoPaths,
+  ctx: { readonly config: Readonly<Record<string, unknown>>; readonly files: VaultAccess },
+  sourceMode: 'read' | 'write',
+): Promise<{
+  config: FilesystemConfig;
+  src: ResolvedPath;
+  dest: ResolvedPath;
+  from: string;
+  to: string;
+}> {
+  const config = readFilesystemConfig(ctx.config);
+  const src = await resolvePath(ctx.files, args.source, sourceMode, sourceMode === 'write');
+  const dest = await resolvePath(ctx.files, args.destination, 'write', true);
+  return { config, src, dest, from: ctx.files.display(src), to: ctx.files.display(dest) };
+}
+
 /** What a destination holds now, for a copy or a move. */
 async function destinationState(
   config: FilesystemConfig,
@@ -101,11 +126,7 @@ export const copyFile = defineTool<TwoPaths>({
   idempotent: false,
   categories: ['filesystem'],
   preview: softPreview(async (args: TwoPaths, ctx) => {
-    const config = readFilesystemConfig(ctx.config);
-    const src = await ctx.files.resolve(args.source, 'read');
-    const dest = await ctx.files.resolve(args.destination, 'write');
-    const from = ctx.files.display(src);
-    const to = ctx.files.display(dest);
+    const { config, src, dest, from, to } = await resolveTwo(args, ctx, 'read');
     const source = await readTextFile(src, from, config.maxWriteBytes).catch(() => undefined);
     const state = await destinationState(config, dest, to, args.overwrite === true).catch(
       (e: Error) => e,
@@ -130,11 +151,7 @@ export const copyFile = defineTool<TwoPaths>({
     };
   }),
   async handler(args, ctx) {
-    const config = readFilesystemConfig(ctx.config);
-    const src = await resolvePath(ctx.files, args.source, 'read');
-    const dest = await resolvePath(ctx.files, args.destination, 'write', true);
-    const from = ctx.files.display(src);
-    const to = ctx.files.display(dest);
+    const { config, src, dest, from, to } = await resolveTwo(args, ctx, 'read');
     const overwrite = args.overwrite === true;
     const content = await readBytes(src, from, config.maxWriteBytes);
     await destinationState(config, dest, to, overwrite);
@@ -200,11 +217,7 @@ export const moveFile = defineTool<TwoPaths>({
   idempotent: false,
   categories: ['filesystem'],
   preview: softPreview(async (args: TwoPaths, ctx) => {
-    const config = readFilesystemConfig(ctx.config);
-    const src = await ctx.files.resolve(args.source, 'write');
-    const dest = await ctx.files.resolve(args.destination, 'write');
-    const from = ctx.files.display(src);
-    const to = ctx.files.display(dest);
+    const { config, src, dest, from, to } = await resolveTwo(args, ctx, 'write');
     const stat = await lstatOrNull(src.path);
     const basis: PreviewBasis[] = [];
     if (stat?.isFile() === true) {
@@ -225,11 +238,7 @@ export const moveFile = defineTool<TwoPaths>({
     };
   }),
   async handler(args, ctx) {
-    const config = readFilesystemConfig(ctx.config);
-    const src = await resolvePath(ctx.files, args.source, 'write', true);
-    const dest = await resolvePath(ctx.files, args.destination, 'write', true);
-    const from = ctx.files.display(src);
-    const to = ctx.files.display(dest);
+    const { config, src, dest, from, to } = await resolveTwo(args, ctx, 'write');
     const overwrite = args.overwrite === true;
     const stat = await lstatOrNull(src.path);
     if (stat === null) throw new ToolError('EXECUTION_FAILED', `${from} does not exist`);

@@ -13,6 +13,26 @@ import { isInside } from '../../vault/access.ts';
 import type { FilesystemConfig } from './config.ts';
 import { checkSingleLink, fsError, inParent, openForRead } from './pinned.ts';
 
+/** The `path` parameter of the pack's tools. */
+export const PATH_PARAM = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 4096,
+  description: 'path relative to the vault, or absolute inside a configured root',
+} as const;
+
+/**
+ * What every reading tool of the pack declares: safe, read-only, and never answered from the
+ * cache, because files change under the agent (its own writes, a human's edits).
+ */
+export const READING_TOOL = {
+  safety: 'safe',
+  readOnly: true,
+  idempotent: true,
+  cacheable: false,
+  categories: ['filesystem'],
+} as const;
+
 /** Bytes looked at to tell text from binary. */
 const SNIFF_BYTES = 8192;
 

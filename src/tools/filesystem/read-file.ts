@@ -2,7 +2,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { defineTool } from '../../protocol/define-tool.ts';
 import { ToolError } from '../../protocol/errors.ts';
 import { toolOutput } from '../../protocol/output.ts';
-import { looksBinary } from './common.ts';
+import { looksBinary, PATH_PARAM as PATH, READING_TOOL } from './common.ts';
 import { readFilesystemConfig } from './config.ts';
 import { checkSingleLink, fsError, inParent, openForRead } from './pinned.ts';
 
@@ -18,13 +18,6 @@ type ReadArgs = {
   tail?: number;
 };
 
-const PATH = {
-  type: 'string',
-  minLength: 1,
-  maxLength: 4096,
-  description: 'path relative to the vault, or absolute inside a configured root',
-};
-
 /** `read_file`: a text file, whole or some of its lines, size-capped; binary files refused. */
 export const readFile = defineTool<ReadArgs>({
   name: 'read_file',
@@ -37,12 +30,7 @@ export const readFile = defineTool<ReadArgs>({
     tail: { type: 'integer', minimum: 1, description: 'return the last N lines instead' },
   },
   required: ['path'],
-  safety: 'safe',
-  readOnly: true,
-  idempotent: true,
-  // Files change under the agent (its own writes, a human's edits): never answer from the cache.
-  cacheable: false,
-  categories: ['filesystem'],
+  ...READING_TOOL,
   async handler(args, ctx) {
     if (args.tail !== undefined && (args.start_line !== undefined || args.end_line !== undefined)) {
       throw new ToolError('INVALID_PARAMS', 'give tail, or start_line/end_line, not both');

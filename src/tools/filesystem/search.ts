@@ -3,7 +3,7 @@ import { open } from 'node:fs/promises';
 import { defineTool } from '../../protocol/define-tool.ts';
 import { ToolError } from '../../protocol/errors.ts';
 import { toolOutput } from '../../protocol/output.ts';
-import { looksBinary } from './common.ts';
+import { looksBinary, READING_TOOL } from './common.ts';
 import { readFilesystemConfig } from './config.ts';
 import { lstatOrNull, swappedIn } from './pinned.ts';
 import { compilePathGlob } from './path-glob.ts';
@@ -42,12 +42,7 @@ export const searchFiles = defineTool<SearchArgs>({
     max_results: { type: 'integer', minimum: 1, maximum: 10_000, default: 100 },
   },
   required: ['pattern'],
-  safety: 'safe',
-  readOnly: true,
-  idempotent: true,
-  // Files change under the agent (its own writes, a human's edits): never answer from the cache.
-  cacheable: false,
-  categories: ['filesystem'],
+  ...READING_TOOL,
   async handler(args, ctx) {
     const config = readFilesystemConfig(ctx.config);
     const ignoreCase = args.case_sensitive !== true;

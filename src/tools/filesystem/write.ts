@@ -14,15 +14,14 @@ import {
   sha256,
   softPreview,
   unifiedDiff,
+  PATH_PARAM,
 } from './common.ts';
 import { readFilesystemConfig } from './config.ts';
 import { applyEdits, type Edit } from './edits.ts';
 import { fsError, inParent, lstatOrNull, writeAtomic } from './pinned.ts';
 
 const PATH = {
-  type: 'string',
-  minLength: 1,
-  maxLength: 4096,
+  ...PATH_PARAM,
   description: 'path relative to the vault, or absolute inside a configured writable root',
 };
 
