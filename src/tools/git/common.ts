@@ -87,6 +87,23 @@ export function standaloneExec(signal: AbortSignal): Exec {
 }
 
 /**
+ * Open the repository of a writing call from its effects function or its preview, which have no
+ * `ctx.exec`: git runs through {@link standaloneExec}.
+ * @param holder the pack's runtime.
+ * @param from the facts or preview context (config section and file access).
+ * @param repoArg the `repo` parameter.
+ * @param signal aborted at the deadline.
+ */
+export function standaloneWriteSession(
+  holder: RuntimeHolder,
+  from: { readonly config: Readonly<Record<string, unknown>>; readonly files: VaultAccess },
+  repoArg: string | undefined,
+  signal: AbortSignal,
+): Promise<GitSession> {
+  return sessionFor(holder, from.config, from.files, repoArg, standaloneExec(signal), 'write');
+}
+
+/**
  * The pathspecs of a call: each path checked inside the repository and the roots, then given to
  * git as a literal (no glob, no magic); vaultd's state folder is left out when it is in the tree.
  * @param files the tool's file access.

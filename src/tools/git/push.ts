@@ -8,7 +8,7 @@ import {
   branchRefFiles,
   REPO_PARAM,
   sessionFor,
-  standaloneExec,
+  standaloneWriteSession,
   trimmed,
   type RuntimeHolder,
 } from './common.ts';
@@ -186,14 +186,7 @@ export function pushTool(holder: RuntimeHolder): Tool {
     timeoutMs: 120_000,
     normalize: (args) => trimmed(args, ['repo', 'remote', 'branch']),
     async preview(args, ctx) {
-      const session = await sessionFor(
-        holder,
-        ctx.config,
-        ctx.files,
-        args.repo,
-        standaloneExec(ctx.signal),
-        'write',
-      );
+      const session = await standaloneWriteSession(holder, ctx, args.repo, ctx.signal);
       const plan = await planPush(session, ctx.files, args);
       const lines = [
         `Push ${plan.branch} (${plan.commit.slice(0, 12)}) of ${session.repo.display} to ${plan.remote} (${plan.urls.join(', ')})${args.force === true ? ' WITH FORCE (lease)' : ''}.`,

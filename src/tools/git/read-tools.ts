@@ -15,6 +15,17 @@ import { LOG_FORMAT, parseLog, parseNumstat, parseStatus } from './parse.ts';
 import { gitFailure, mustGit, runGit, type GitSession } from './run.ts';
 
 const READ = { safety: 'safe', readOnly: true, idempotent: true } as const;
+/** A revision (or range) parameter; each tool gives its own description. */
+const REF = { type: 'string', minLength: 1, maxLength: 300 } as const;
+/** What every reading tool of the pack declares. */
+const READ_TOOL = {
+  safety: 'safe',
+  effects: READ,
+  categories: ['git'],
+  readOnly: true,
+  idempotent: true,
+  timeoutMs: 30_000,
+} as const;
 /** Files listed by git_status at most. */
 const MAX_STATUS_FILES = 1000;
 
@@ -54,12 +65,7 @@ export function readTools(holder: RuntimeHolder): Tool[] {
     description:
       'Show the branch and the changed, staged and untracked files of a git repository in the vault. Returns {branch, commit, upstream, ahead, behind, clean, files: [{path, status, index, worktree, staged}]}.',
     parameters: { repo: REPO_PARAM },
-    safety: 'safe',
-    effects: READ,
-    categories: ['git'],
-    readOnly: true,
-    idempotent: true,
-    timeoutMs: 30_000,
+    ...READ_TOOL,
     normalize: (args) => trimmed(args, ['repo']),
     async handler(args, ctx) {
       const session = await sessionFor(holder, ctx.config, ctx.files, args.repo, ctx.exec, 'read');
@@ -115,19 +121,12 @@ export function readTools(holder: RuntimeHolder): Tool[] {
       },
       paths: PATHS_PARAM,
       ref: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 300,
+        ...REF,
         description: 'a revision, or a range A..B / A...B',
       },
       context_lines: { type: 'integer', minimum: 0, maximum: 100, default: 3 },
     },
-    safety: 'safe',
-    effects: READ,
-    categories: ['git'],
-    readOnly: true,
-    idempotent: true,
-    timeoutMs: 30_000,
+    ...READ_TOOL,
     maxOutputBytes: 256 * 1024,
     normalize: (args) => trimmed(args, ['repo', 'ref']),
     async handler(args, ctx) {
@@ -165,18 +164,11 @@ export function readTools(holder: RuntimeHolder): Tool[] {
       limit: { type: 'integer', minimum: 1, maximum: 500, default: 20 },
       paths: PATHS_PARAM,
       ref: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 300,
+        ...REF,
         description: 'a revision or a range; default HEAD',
       },
     },
-    safety: 'safe',
-    effects: READ,
-    categories: ['git'],
-    readOnly: true,
-    idempotent: true,
-    timeoutMs: 30_000,
+    ...READ_TOOL,
     normalize: (args) => trimmed(args, ['repo', 'ref']),
     async handler(args, ctx) {
       const session = await sessionFor(holder, ctx.config, ctx.files, args.repo, ctx.exec, 'read');
@@ -207,19 +199,12 @@ export function readTools(holder: RuntimeHolder): Tool[] {
     parameters: {
       repo: REPO_PARAM,
       ref: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 300,
+        ...REF,
         default: 'HEAD',
         description: 'a branch, tag or commit hash',
       },
     },
-    safety: 'safe',
-    effects: READ,
-    categories: ['git'],
-    readOnly: true,
-    idempotent: true,
-    timeoutMs: 30_000,
+    ...READ_TOOL,
     maxOutputBytes: 256 * 1024,
     normalize: (args) => trimmed(args, ['repo', 'ref']),
     async handler(args, ctx) {
@@ -295,9 +280,7 @@ export function readTools(holder: RuntimeHolder): Tool[] {
       },
       create: { type: 'boolean', default: false },
       start_point: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 300,
+        ...REF,
         description: 'where the new branch starts; default HEAD',
       },
     },

@@ -9,7 +9,7 @@ import {
   pathspecs,
   REPO_PARAM,
   sessionFor,
-  standaloneExec,
+  standaloneWriteSession,
   trimmed,
   type RuntimeHolder,
 } from './common.ts';
@@ -96,14 +96,7 @@ export function writeTools(holder: RuntimeHolder): Tool[] {
     safety: 'dangerous',
     async effects(args, facts): Promise<Effects> {
       const signal = AbortSignal.timeout(EFFECTS_DEADLINE_MS);
-      const session = await sessionFor(
-        holder,
-        facts.config,
-        facts.files,
-        args.repo,
-        standaloneExec(signal),
-        'write',
-      );
+      const session = await standaloneWriteSession(holder, facts, args.repo, signal);
       const dirty = await dirtyFiles(session);
       return dirty.length > 0
         ? {
@@ -118,14 +111,7 @@ export function writeTools(holder: RuntimeHolder): Tool[] {
     timeoutMs: 60_000,
     normalize: (args) => trimmed(args, ['repo', 'ref']),
     async preview(args, ctx) {
-      const session = await sessionFor(
-        holder,
-        ctx.config,
-        ctx.files,
-        args.repo,
-        standaloneExec(ctx.signal),
-        'write',
-      );
+      const session = await standaloneWriteSession(holder, ctx, args.repo, ctx.signal);
       const from = (await currentBranch(session)) ?? '(detached HEAD)';
       const dirty = await dirtyFiles(session);
       const lines = [
@@ -228,14 +214,7 @@ export function writeTools(holder: RuntimeHolder): Tool[] {
       return { ...out, message };
     },
     async preview(args, ctx) {
-      const session = await sessionFor(
-        holder,
-        ctx.config,
-        ctx.files,
-        args.repo,
-        standaloneExec(ctx.signal),
-        'write',
-      );
+      const session = await standaloneWriteSession(holder, ctx, args.repo, ctx.signal);
       const specs =
         args.paths === undefined
           ? []
