@@ -1,6 +1,7 @@
 import type { NoteStructure, TopBlock } from './structure.ts';
 
-export { readStructure, lineOf } from './structure.ts';
+export { lineOf } from './places.ts';
+export { readStructure } from './structure.ts';
 export type { FenceBlock, HeadingBlock, NoteStructure, TopBlock } from './structure.ts';
 
 /** Level-2 headings whose sections vaultd writes and never scans for calls. */

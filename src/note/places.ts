@@ -14,15 +14,21 @@ export function makePlacer(text: string): Placer {
   return (offset) => {
     starts ??= lineStartsOf(text);
     const at = Math.max(0, Math.min(offset, text.length));
-    let lo = 0;
-    let hi = starts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if ((starts[mid] ?? 0) <= at) lo = mid;
-      else hi = mid - 1;
-    }
-    return { line: lo + 1, column: at - (starts[lo] ?? 0) + 1, offset: at };
+    const line = lineOf(starts, at);
+    return { line: line + 1, column: at - (starts[line] ?? 0) + 1, offset: at };
   };
+}
+
+/** The 0-based line holding `offset`, by binary search over line starts. */
+export function lineOf(starts: readonly number[], offset: number): number {
+  let low = 0;
+  let high = starts.length - 1;
+  while (low < high) {
+    const mid = (low + high + 1) >> 1;
+    if ((starts[mid] ?? 0) <= offset) low = mid;
+    else high = mid - 1;
+  }
+  return low;
 }
 
 function lineStartsOf(text: string): number[] {

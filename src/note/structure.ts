@@ -1,6 +1,7 @@
 import MarkdownIt from 'markdown-it';
 import type { StateBlock, Token } from 'markdown-it';
 import { splitFrontMatter } from './front-matter.ts';
+import { lineOf } from './places.ts';
 
 /** A fenced code block, as CommonMark reads it. */
 export interface FenceBlock {
@@ -412,18 +413,6 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 function isBlank(c: number): boolean {
   return c === 10 || c === 13 || c === 32 || c === 9;
-}
-
-/** The 0-based line holding `offset`, by binary search over line starts. */
-export function lineOf(starts: readonly number[], offset: number): number {
-  let low = 0;
-  let high = starts.length - 1;
-  while (low < high) {
-    const mid = (low + high + 1) >> 1;
-    if ((starts[mid] ?? 0) <= offset) low = mid;
-    else high = mid - 1;
-  }
-  return low;
 }
 
 function offsetInNormalized(text: string, offset: number): number {
