@@ -3,7 +3,8 @@ import { readdir } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { ApprovalGate, readAllowedTools } from '../../approval/index.ts';
 import { Executor } from '../../execute/index.ts';
-import { OWNED_HEADINGS, parseNote } from '../../note/index.ts';
+import { parseNote } from '../../note/index.ts';
+import { findOwnedRanges, readStructure } from '../../note/markdown.ts';
 import { mayRunAgain } from '../../pipeline/settle-calls.ts';
 import { readNote } from '../../pipeline/read-note.ts';
 import { effectsOf } from '../../protocol/effects.ts';
@@ -94,7 +95,7 @@ export async function checkNote(
       d.callId === undefined ? {} : { callId: d.callId },
     );
   }
-  findings.push(...nearMisses(read.text, parsed.frontMatter?.end ?? 0, file));
+  findings.push(...nearMisses(read.text, file));
 
   const unsupported = parsed.diagnostics.find((d) => d.code === 'UNSUPPORTED_FRONT_MATTER');
   const allowed = readAllowedTools(parsed.data['allowed_tools']);
@@ -174,64 +175,35 @@ export async function checkNote(
 
 /**
  * Fenced blocks an agent meant as calls that vaultd does not read as calls: an info string like
- * `toolcall` or `jsonc`, or a `tool_call` key in a fence that is not `json`. vaultd's own sections
- * are skipped.
+ * `toolcall` or `jsonc`, or a `tool_call` key in a fence that is not `json`. Read with the same
+ * structure reader as calls (quotes, callouts and lists included); vaultd's own sections are
+ * skipped.
  */
-function nearMisses(text: string, from: number, file: string): CheckFinding[] {
+function nearMisses(text: string, file: string): CheckFinding[] {
   const found: CheckFinding[] = [];
-  const lines = text.split('\n');
-  let line = text.slice(0, from).split('\n').length - 1;
-  let fence: { char: string; length: number; info: string; line: number; column: number } | null =
-    null;
-  let body = '';
-  for (; line < lines.length; line++) {
-    const raw = (lines[line] ?? '').replace(/\r$/, '');
-    // Block quotes and callouts hold calls too: look past their markers.
-    const quote = /^(?: {0,3}> ?)*/.exec(raw)?.[0] ?? '';
-    const content = raw.slice(quote.length);
-    if (fence === null) {
-      const heading = /^ {0,3}##\s+(.*?)\s*#*\s*$/.exec(content);
-      if (heading !== null && OWNED_HEADINGS.includes(heading[1] ?? '')) break;
-      const open = /^( {0,3})(`{3,}|~{3,})\s*([^\s`]*)/.exec(content);
-      if (open === null) continue;
-      const marks = open[2] ?? '';
-      fence = {
-        char: marks[0] ?? '`',
-        length: marks.length,
-        info: (open[3] ?? '').toLowerCase(),
-        line: line + 1,
-        column: quote.length + (open[1] ?? '').length + 1,
-      };
-      body = '';
-      continue;
-    }
-    const close = new RegExp(`^ {0,3}${fence.char === '`' ? '`' : '~'}{${fence.length},}\\s*$`);
-    if (!close.test(content)) {
-      body += `${content}\n`;
-      continue;
-    }
-    const { info } = fence;
-    const mentionsCall = /"tool_call"\s*:/.test(body);
+  const structure = readStructure(text);
+  const owned = findOwnedRanges(structure, text.length);
+  for (const fence of structure.fences) {
+    if (owned.some(([a, b]) => fence.start >= a && fence.start < b)) continue;
+    const info = fence.lang;
+    let message: string;
     if (NEAR_MISS_INFO.has(info)) {
-      found.push({
-        file,
-        line: fence.line,
-        column: fence.column,
-        severity: 'warning',
-        code: 'NOT_A_CALL_FENCE',
-        message: `a block fenced as "${info}" is never run: write the call in a block fenced as json`,
-      });
-    } else if (info !== 'json' && mentionsCall) {
-      found.push({
-        file,
-        line: fence.line,
-        column: fence.column,
-        severity: 'warning',
-        code: 'NOT_A_CALL_FENCE',
-        message: `this block has a tool_call but is fenced as "${info === '' ? '(no language)' : info}", so it is never run: fence it as json if it is a call`,
-      });
+      message = `a block fenced as "${info}" is never run: write the call in a block fenced as json`;
+    } else if (info !== 'json' && /"tool_call"\s*:/.test(fence.value)) {
+      message = `this block has a tool_call but is fenced as "${info === '' ? '(no language)' : info}", so it is never run: fence it as json if it is a call`;
+    } else {
+      continue;
     }
-    fence = null;
+    const line = fence.line;
+    const column = fence.markerAt - (structure.lineStarts[line] ?? 0) + 1;
+    found.push({
+      file,
+      line: line + 1,
+      column,
+      severity: 'warning',
+      code: 'NOT_A_CALL_FENCE',
+      message,
+    });
   }
   return found;
 }
