@@ -2,6 +2,7 @@ import { isMap, isScalar, parseDocument, stringify } from 'yaml';
 import type { Document } from 'yaml';
 import { makePlacer } from './places.ts';
 import type { Placer } from './places.ts';
+import { RecentTexts } from './recent-texts.ts';
 import { readSimpleYaml, readsBackSimply, type SimpleYaml } from './simple-yaml.ts';
 import type { Diagnostic, FrontMatterSpan } from './types.ts';
 
@@ -248,20 +249,17 @@ function yamlMatches(content: string, expected: string): boolean {
 }
 
 function parseFrontMatterYaml(content: string): Document.Parsed {
-  const cached = recentDocuments.get(content);
-  if (cached !== undefined) return cached;
-  const doc = parseEditable(content);
-  if (recentDocuments.size >= RECENT_DOCUMENTS) {
-    recentDocuments.delete(recentDocuments.keys().next().value as string);
+  let doc = recentDocuments.get(content);
+  if (doc === undefined) {
+    doc = parseEditable(content);
+    recentDocuments.set(content, doc);
   }
-  recentDocuments.set(content, doc);
   return doc;
 }
 
 // A note's front-matter is read when its calls are found and again, unchanged, when the results
 // are written back: recent parses are kept (read-only; an edit parses its own copy).
-const RECENT_DOCUMENTS = 128;
-const recentDocuments = new Map<string, Document.Parsed>();
+const recentDocuments = new RecentTexts<Document.Parsed>(128, 1024 * 1024);
 
 // The data of a cached document, read once: the note's reader and its write-back both want it.
 // Never modified by either (the write-back serialises it; the reader's callers only read).

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { runNoteJob, type NoteJob, type NoteJobResult, type WriteBackEdit } from './worker-ops.ts';
+import { RecentTexts } from './recent-texts.ts';
 import type { ParsedNote } from './types.ts';
 
 /** Thrown when a note takes longer than the deadline to parse or edit. */
@@ -20,10 +21,6 @@ export interface NoteWorkerOptions {
   /** Deadline of one job in the worker; default 20 s. */
   readonly timeoutMs?: number;
 }
-
-// Recent parses kept: about as many notes as run at once (40), and one large note.
-const RECENT_ENTRIES = 64;
-const RECENT_MAX_CHARS = 8 * 1024 * 1024;
 
 interface Pending {
   readonly worker: Worker;
@@ -50,8 +47,8 @@ export class NoteWorker {
   readonly #timeoutMs: number;
   #worker: { worker: Worker; online: Promise<void> } | undefined;
   #nextId = 0;
-  readonly #recent: { text: string; parsed: ParsedNote }[] = [];
-  #recentChars = 0;
+  // Recent parses: about as many notes as run at once (40), and one large note.
+  readonly #recent = new RecentTexts<ParsedNote>(64, 8 * 1024 * 1024);
   readonly #pending = new Map<number, Pending>();
 
   /** @param options thresholds and deadline. */
@@ -66,20 +63,11 @@ export class NoteWorker {
    * @throws NoteTooComplexError past the deadline.
    */
   async parse(text: string): Promise<ParsedNote> {
-    // A note is parsed when it is found and again, unchanged, once claimed: keep recent parses
-    // (read-only for every caller), looked up by length, then by comparing the text.
-    for (let i = this.#recent.length - 1; i >= 0; i--) {
-      const entry = this.#recent[i] as { text: string; parsed: ParsedNote };
-      if (entry.text.length === text.length && entry.text === text) return entry.parsed;
-    }
+    // A note is parsed when it is found and again, unchanged, once claimed.
+    const recent = this.#recent.get(text);
+    if (recent !== undefined) return recent;
     const parsed = (await this.#run({ op: 'parse', text })) as ParsedNote;
-    if (text.length <= RECENT_MAX_CHARS) {
-      this.#recent.push({ text, parsed });
-      this.#recentChars += text.length;
-      while (this.#recent.length > RECENT_ENTRIES || this.#recentChars > RECENT_MAX_CHARS) {
-        this.#recentChars -= this.#recent.shift()?.text.length ?? 0;
-      }
-    }
+    this.#recent.set(text, parsed);
     return parsed;
   }
 
@@ -95,8 +83,7 @@ export class NoteWorker {
 
   /** Stop the worker thread, if one runs. */
   async close(): Promise<void> {
-    this.#recent.length = 0;
-    this.#recentChars = 0;
+    this.#recent.clear();
     const current = this.#worker;
     this.#worker = undefined;
     await current?.worker.terminate();

@@ -2,6 +2,7 @@ import MarkdownIt from 'markdown-it';
 import type { StateBlock, Token } from 'markdown-it';
 import { splitFrontMatter } from './front-matter.ts';
 import { lineOf } from './places.ts';
+import { RecentTexts } from './recent-texts.ts';
 
 /** A fenced code block, as CommonMark reads it. */
 export interface FenceBlock {
@@ -259,14 +260,9 @@ export function tokensForTest(src: string): Token[] {
   return tokens;
 }
 
-// Recent readings, newest last, up to a number of entries and of characters in all: a note is
-// read again, unchanged, when its results are written back (in the worker thread, for a large
-// note). Looked up by length, then by comparing the text: hashing a fresh note's text for a Map
-// key cost as much as a fifth of reading a 100 KB note.
-const recent: { text: string; structure: NoteStructure }[] = [];
-let recentChars = 0;
-const CACHE_ENTRIES = 32;
-const CACHE_MAX_CHARS = 8 * 1024 * 1024;
+// Recent readings: parsing a note and then writing its results back reads it once (in the
+// worker thread for a large note, so one large note fits).
+const recent = new RecentTexts<NoteStructure>(32, 8 * 1024 * 1024);
 
 /**
  * Read a note's block structure with markdown-it's CommonMark block parser (linear in the note's
@@ -278,17 +274,10 @@ const CACHE_MAX_CHARS = 8 * 1024 * 1024;
  * @param text the whole note.
  */
 export function readStructure(text: string): NoteStructure {
-  for (let i = recent.length - 1; i >= 0; i--) {
-    const entry = recent[i]!;
-    if (entry.text.length === text.length && entry.text === text) return entry.structure;
-  }
-  const structure = read(text);
-  if (text.length <= CACHE_MAX_CHARS) {
-    recent.push({ text, structure });
-    recentChars += text.length;
-    while (recent.length > CACHE_ENTRIES || recentChars > CACHE_MAX_CHARS) {
-      recentChars -= recent.shift()?.text.length ?? 0;
-    }
+  let structure = recent.get(text);
+  if (structure === undefined) {
+    structure = read(text);
+    recent.set(text, structure);
   }
   return structure;
 }

@@ -119,7 +119,7 @@ export function shellTools(settings: ShellSettings, runtime: ShellRuntime | unde
     async handler(args) {
       const rt = need();
       const record = await rt.jobs.get(args.job_id);
-      return statusData(record, await rt.jobs.logSize(record.id), await rt.jobs.tail(record.id));
+      return statusOf(rt.jobs, record);
     },
   });
 
@@ -166,7 +166,7 @@ export function shellTools(settings: ShellSettings, runtime: ShellRuntime | unde
     async handler(args) {
       const rt = need();
       const record = await rt.jobs.kill(args.job_id);
-      return statusData(record, await rt.jobs.logSize(record.id), await rt.jobs.tail(record.id));
+      return statusOf(rt.jobs, record);
     },
   });
 
@@ -285,6 +285,11 @@ async function runCommand(
     );
   }
   return data;
+}
+
+/** A job's status as the job tools answer it: its record, output size and last lines. */
+async function statusOf(jobs: JobStore, record: JobRecord): Promise<Record<string, unknown>> {
+  return statusData(record, await jobs.logSize(record.id), await jobs.tail(record.id));
 }
 
 function statusData(record: JobRecord, size: number, tail: string): Record<string, unknown> {

@@ -1,0 +1,45 @@
+/**
+ * The values last computed from some texts (a note's structure, its parse), newest last, up to a
+ * number of entries and of characters in all: a note is read again, unchanged, when it is claimed
+ * and when its results are written back. Looked up by length, then by comparing the text (one
+ * memcmp): hashing a fresh note's text for a Map key cost as much as a fifth of reading a 100 KB
+ * note. Values are shared: callers never modify them.
+ */
+export class RecentTexts<T> {
+  readonly #entries: { text: string; value: T }[] = [];
+  #chars = 0;
+
+  /**
+   * @param maxEntries entries kept at most.
+   * @param maxChars characters kept at most, all entries together; a longer text is not kept.
+   */
+  constructor(
+    readonly maxEntries: number,
+    readonly maxChars: number,
+  ) {}
+
+  /** The value kept for `text`, if any. */
+  get(text: string): T | undefined {
+    for (let i = this.#entries.length - 1; i >= 0; i--) {
+      const entry = this.#entries[i] as { text: string; value: T };
+      if (entry.text.length === text.length && entry.text === text) return entry.value;
+    }
+    return undefined;
+  }
+
+  /** Keep `value` for `text`, dropping the oldest entries past the limits. */
+  set(text: string, value: T): void {
+    if (text.length > this.maxChars) return;
+    this.#entries.push({ text, value });
+    this.#chars += text.length;
+    while (this.#entries.length > this.maxEntries || this.#chars > this.maxChars) {
+      this.#chars -= this.#entries.shift()?.text.length ?? 0;
+    }
+  }
+
+  /** Forget everything. */
+  clear(): void {
+    this.#entries.length = 0;
+    this.#chars = 0;
+  }
+}
