@@ -3,7 +3,7 @@ import type { Document } from 'yaml';
 import { makePlacer } from './places.ts';
 import type { Placer } from './places.ts';
 import { RecentTexts } from './recent-texts.ts';
-import { readSimpleYaml, readsBackSimply, type SimpleYaml } from './simple-yaml.ts';
+import { readSimpleYaml, type SimpleYaml } from './simple-yaml.ts';
 import type { Diagnostic, FrontMatterSpan } from './types.ts';
 
 const OPEN = /^(---|\+\+\+)([A-Za-z][\w-]*)?[ \t]*(\r\n|\r|\n)/;
@@ -173,9 +173,9 @@ function updateYaml(content: string, entries: [string, unknown][], eol: string):
 }
 
 /**
- * Set keys of a simple front-matter by replacing their values' text (or appending a line), when
- * every written value and key reads back simply; checked by reading the result back with the same
- * reader (which reads as the library does). Null when the library has to do it.
+ * Set keys of a simple front-matter by replacing their values' text (or appending a line). The
+ * result must read back, with the same reader (which reads as the library does), as the intended
+ * data; otherwise (a value or key the simple shape cannot hold) null, and the library does it.
  */
 function spliceSimple(
   content: string,
@@ -188,7 +188,6 @@ function spliceSimple(
   let appended = '';
   for (const [key, value] of entries) {
     const text = formatValue(value);
-    if (!readsBackSimply(text, value) || formatScalar(key) !== key) return null;
     const pair = simple.pairs.find((p) => p.key === key);
     if (pair === undefined) appended += `${key}: ${text}${eol}`;
     else

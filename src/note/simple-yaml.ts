@@ -90,17 +90,6 @@ export function readSimpleYaml(content: string): SimpleYaml | null {
   return { data, pairs };
 }
 
-/**
- * Whether a value, written on a `key: value` line as vaultd writes it, reads back as itself
- * through {@link readSimpleYaml}: then a splice need not be checked by the library.
- * @param text the written value.
- * @param value what it should read as.
- */
-export function readsBackSimply(text: string, value: unknown): boolean {
-  const read = readValue(text);
-  return read !== NO_VALUE && JSON.stringify(read) === JSON.stringify(value);
-}
-
 /** The value text without a trailing ` # comment` and white space; null when it is not simple. */
 function stripComment(rest: string): string | null {
   const text = rest.trim();

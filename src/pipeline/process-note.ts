@@ -373,7 +373,7 @@ async function work(
       const added = parsed.calls.some((c) => !parsed.results.has(c.id) && !settledIds.has(c.id));
       if (added) {
         note = { ...note, text: written.text, parsed };
-        noteStamp = await written.stampNow();
+        noteStamp = written.stamp ?? noteStamp;
         continue;
       }
     }

@@ -1,5 +1,4 @@
 import { lstat } from 'node:fs/promises';
-import type { Stats } from 'node:fs';
 import {
   renderApprovalSection,
   APPROVAL_HEADING as APPROVAL_SECTION,
@@ -26,8 +25,8 @@ export interface NoteStamp {
 export interface WrittenNote {
   /** The note's text now. */
   readonly text: string;
-  /** Its modification time and size now (looked up when asked: rarely needed). */
-  stampNow(): Promise<NoteStamp>;
+  /** Its modification time and size now; looked up only when `changedExternally`. */
+  readonly stamp: NoteStamp | undefined;
   /** Whether someone else changed the note while its calls ran (the edit went into their text). */
   readonly changedExternally: boolean;
 }
@@ -54,24 +53,6 @@ export async function writeBack(
   // the write mean that text is still the file's, without reading it again. Otherwise the newer
   // text is read and edited instead.
   let current = originalText;
-  let checked: Stats | undefined;
-  const reread = async (): Promise<boolean> => {
-    const read = await readNote(path, ctx.config.max_note_bytes * 2);
-    if (read.kind !== 'text') {
-      ctx.logger.error(
-        { note: noteKey(ctx, path), reason: read.kind },
-        'note changed into something unreadable while its calls ran',
-      );
-      return false;
-    }
-    current = read.text;
-    stamp = read;
-    return true;
-  };
-  const isCurrent = async (): Promise<boolean> => {
-    checked = await lstat(path);
-    return checked.mtimeMs === stamp.mtimeMs && checked.size === stamp.size;
-  };
   const counts = countResults(parsed, results);
   const edit: WriteBackEdit = {
     results,
@@ -109,30 +90,33 @@ export async function writeBack(
   };
   for (;;) {
     const text = await ctx.notes.edit(current, edit);
-    if (!(await isCurrent())) {
-      if (!(await reread())) return null;
+    const before = await lstat(path);
+    if (before.mtimeMs !== stamp.mtimeMs || before.size !== stamp.size) {
+      // Edited since we read it: edit the newer text instead.
+      const read = await readNote(path, ctx.config.max_note_bytes * 2);
+      if (read.kind !== 'text') {
+        ctx.logger.error(
+          { note: noteKey(ctx, path), reason: read.kind },
+          'note changed into something unreadable while its calls ran',
+        );
+        return null;
+      }
+      current = read.text;
+      stamp = read;
       continue;
     }
     const changedExternally = current !== originalText;
-    const before = checked as Stats;
-    if (text === current) return { text, stampNow: async () => stamp, changedExternally };
+    if (text === current) return { text, stamp, changedExternally };
     // The folder's fsync makes the rename durable; without side effects a power cut that loses it
     // only means the note's read-only calls run again, so it is skipped.
     await writeInVault(ctx.layout.root, path, text, {
       fsyncDir: sideEffects,
       mode: before.mode & 0o7777,
     });
-    const stampOf = async (): Promise<NoteStamp> => {
-      const after = await lstat(path);
-      return { mtimeMs: after.mtimeMs, size: after.size };
-    };
-    // Only a note someone else changed goes another round, and then the stamp must be the one
-    // right after our write: looked up now. Otherwise it is looked up only if asked.
-    if (changedExternally) {
-      const after = await stampOf();
-      return { text, stampNow: async () => after, changedExternally };
-    }
-    return { text, stampNow: stampOf, changedExternally };
+    // Only a note someone else changed goes another round, which needs its stamp after our write.
+    if (!changedExternally) return { text, stamp: undefined, changedExternally };
+    const after = await lstat(path);
+    return { text, stamp: { mtimeMs: after.mtimeMs, size: after.size }, changedExternally };
   }
 }
 
