@@ -9,6 +9,8 @@ export interface TestContext {
   readonly controller: AbortController;
   /** Progress updates the handler reported. */
   readonly progress: ToolProgress[];
+  /** The processes `ctx.exec` started (to wait until they are gone). */
+  readonly processes: CallProcesses;
 }
 
 /**
@@ -34,5 +36,5 @@ export function makeContext(config: Record<string, unknown> = {}, vault?: string
     files: noAccess(),
     exec: (file, args, options) => processes.exec(file, args, options),
   };
-  return { ctx, controller, progress };
+  return { ctx, controller, progress, processes };
 }

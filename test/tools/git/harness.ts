@@ -4,14 +4,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CallProcesses } from '../../../src/execute/exec.ts';
 import { effectsOf } from '../../../src/protocol/effects.ts';
 import type { PackRoot } from '../../../src/protocol/pack.ts';
 import type { Effects, Preview, Tool, ToolContext } from '../../../src/protocol/types.ts';
-import { silentLogger } from '../../../src/observe/logger.ts';
 import { RuntimeHolder } from '../../../src/tools/git/common.ts';
 import { gitTools } from '../../../src/tools/git/index.ts';
 import { createVaultAccess, type SharedAccess } from '../../../src/vault/access.ts';
+import { makeContext } from '../context.ts';
 
 /** Run git for a test's setup (the test's own git, with a fixed identity). */
 export function git(cwd: string, ...args: string[]): string {
@@ -100,19 +99,8 @@ export async function makeWorld(config: Record<string, unknown> = {}): Promise<G
     async call(name, args) {
       const tool = toolOf(world, name);
       const normal = tool.normalize === undefined ? args : tool.normalize(args, world.config);
-      const controller = new AbortController();
-      const processes = new CallProcesses(controller.signal);
-      const ctx: ToolContext = {
-        signal: controller.signal,
-        logger: silentLogger(),
-        vault,
-        note: 'Needs_Action/test.md',
-        callId: 'call_test',
-        config: Object.freeze({ ...world.config }),
-        progress: () => undefined,
-        files: await world.files(),
-        exec: (file, a, options) => processes.exec(file, a, options),
-      };
+      const { ctx: base, processes } = makeContext(world.config, vault);
+      const ctx: ToolContext = { ...base, files: await world.files() };
       try {
         return await tool.handler(normal, ctx);
       } finally {
