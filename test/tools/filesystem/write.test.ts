@@ -314,6 +314,9 @@ describe('create_directory, copy_file, move_file, delete_file', () => {
       'PERMISSION_DENIED',
       /root folder/,
     );
+    // The human asked about it is told so by the preview, as the handler would refuse it.
+    const preview = await box.preview(moveFile, { source: '.', destination: 'x' });
+    assert.ok(preview.kind === 'text' && /will fail: .*root folder/.test(preview.text));
     assert.equal(existsSync(join(box.vault, 'Notes', 'a.md')), true);
   });
 });
