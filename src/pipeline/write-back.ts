@@ -1,4 +1,3 @@
-import { lstat } from 'node:fs/promises';
 import {
   renderApprovalSection,
   APPROVAL_HEADING as APPROVAL_SECTION,
@@ -7,6 +6,7 @@ import {
 import type { WriteBackEdit } from '../note/index.ts';
 import type { ParsedNote } from '../note/types.ts';
 import type { ToolResult } from '../protocol/types.ts';
+import { lstat } from '../vault/fs-calls.ts';
 import { writeInVault } from '../vault/vault-writer.ts';
 import type { PipelineContext } from './context.ts';
 import { noteKey } from './note-key.ts';

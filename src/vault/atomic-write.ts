@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { open, rename, stat, unlink } from 'node:fs/promises';
+import { stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { rename, writeNewFile } from './fs-calls.ts';
 import { fsyncDirectory } from './fsync-dir.ts';
 import { isVanished, toVaultIoError } from './fs-errors.ts';
 
@@ -55,20 +56,16 @@ export async function writeFileAtomic(
       if (!isVanished(error)) throw toVaultIoError('stat', path, error);
     }
   }
-  let handle;
   try {
-    handle = await open(temp, 'wx', mode ?? 0o666);
     // The mode given to open() is filtered by the umask; the note's own bits must survive.
-    if (mode !== undefined && (UMASK === undefined || (mode & (UMASK | 0o7000)) !== 0)) {
-      await handle.chmod(mode);
-    }
-    await handle.writeFile(data, 'utf8');
-    await handle.sync();
-    await handle.close();
-    handle = undefined;
+    const chmod = mode !== undefined && (UMASK === undefined || (mode & (UMASK | 0o7000)) !== 0);
+    await writeNewFile(temp, Buffer.from(data, 'utf8'), { mode: mode ?? 0o666, chmod });
+  } catch (error) {
+    throw toVaultIoError('write', path, error);
+  }
+  try {
     await rename(temp, path);
   } catch (error) {
-    await handle?.close().catch(() => undefined);
     await unlink(temp).catch(() => undefined);
     throw toVaultIoError('write', path, error);
   }

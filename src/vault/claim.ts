@@ -1,5 +1,5 @@
-import { lstat, rename } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
+import { lstat, rename } from './fs-calls.ts';
 import { errnoCode, isVanished, toVaultIoError } from './fs-errors.ts';
 import type { VaultLayout } from './layout.ts';
 import { moveNoOverwrite } from './move.ts';

@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
-import { copyFile, link, lstat, rename, stat, unlink } from 'node:fs/promises';
+import { copyFile, link, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
+import { lstat, rename } from './fs-calls.ts';
 import { fsyncDirectory } from './fsync-dir.ts';
 import { errnoCode, isVanished, toVaultIoError } from './fs-errors.ts';
 import type { VaultLayout } from './layout.ts';

@@ -1,7 +1,8 @@
 import { constants } from 'node:fs';
-import { open, realpath } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { dirname, sep } from 'node:path';
 import { writeFileAtomic, type WriteFileAtomicOptions } from './atomic-write.ts';
+import { realpath } from './fs-calls.ts';
 import { toVaultIoError, VaultIoError } from './fs-errors.ts';
 
 const roots = new Map<string, Promise<string>>();

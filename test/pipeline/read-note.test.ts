@@ -1,6 +1,7 @@
 // readNote reads a note in one read call; what it reports for every kind of file it may meet.
 import assert from 'node:assert/strict';
-import { link, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { link, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -46,4 +47,24 @@ test('too large, binary, not UTF-8, a link, a hard link and a vanished file are 
   await link(join(dir, 'edge.md'), join(dir, 'hard.md'));
   assert.equal((await readNote(join(dir, 'hard.md'), 100)).kind, 'linked');
   assert.equal((await readNote(join(dir, 'gone.md'), 100)).kind, 'gone');
+});
+
+test('a file whose size the status does not tell is read to its end or the cap', async () => {
+  // /proc files report size 0 and hold text: the read goes on past the size fstat gave.
+  const whole = await readFile('/proc/self/mountinfo', 'utf8');
+  const read = await readNote('/proc/self/mountinfo', 10_000_000);
+  assert.equal(read.kind, 'text');
+  // The mounts cannot change under this test; the first line is stable enough to compare.
+  if (read.kind === 'text') assert.equal(read.text.split('\n')[0], whole.split('\n')[0]);
+  assert.ok(whole.length > 200, 'mountinfo is longer than the cap below');
+  assert.equal((await readNote('/proc/self/mountinfo', 100)).kind, 'too_large');
+});
+
+test('a fifo and a device are refused without blocking', async () => {
+  const fifo = join(dir, 'pipe.md');
+  const made = spawnSync('mkfifo', [fifo]);
+  assert.equal(made.status, 0, made.stderr.toString());
+  assert.equal((await readNote(fifo, 100)).kind, 'not_a_file');
+  assert.equal((await readNote('/dev/null', 100)).kind, 'not_a_file');
+  assert.equal((await readNote(dir, 100)).kind, 'not_a_file');
 });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -80,5 +81,30 @@ describe('writeFileAtomic', () => {
         return true;
       },
     );
+  });
+
+  it('on a full disk fails with ENOSPC, removes its temp file and keeps the old content', async (t) => {
+    // A 1 MiB tmpfs of its own, so filling it touches nothing else.
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir]);
+    if (mounted.status !== 0) {
+      t.skip(`cannot mount a tmpfs here (${mounted.stderr.toString().trim()}): needs root`);
+      return;
+    }
+    try {
+      const path = join(dir, 'note.md');
+      await writeFile(path, 'original');
+      await assert.rejects(writeFileAtomic(path, 'x'.repeat(2 * 1024 * 1024)), (error: unknown) => {
+        assert.ok(error instanceof VaultIoError);
+        assert.equal(error.code, 'ENOSPC');
+        return true;
+      });
+      assert.deepEqual(await readdir(dir), ['note.md']);
+      assert.equal(await readFile(path, 'utf8'), 'original');
+      // Space is there again for a write that fits.
+      await writeFileAtomic(path, 'fits');
+      assert.equal(await readFile(path, 'utf8'), 'fits');
+    } finally {
+      spawnSync('umount', [dir]);
+    }
   });
 });
