@@ -101,12 +101,15 @@ function LeanBlockState(
   this.md = parser;
   this.env = env;
   this.tokens = tokens;
-  const bMarks: number[] = [];
-  const eMarks: number[] = [];
-  const tShift: number[] = [];
-  const sCount: number[] = [];
-  const bsCount: number[] = [];
   const length = src.length;
+  // The line table in typed arrays sized up front: growing five arrays of 40,000 lines (a 1 MB
+  // note) copied them into the old generation again and again, a third of such a parse. One
+  // table serves every parse up to TABLE_KEEP_LINES lines (parses never overlap), so a small note
+  // allocates none.
+  let lines = 1;
+  for (let i = src.indexOf('\n'); i !== -1; i = src.indexOf('\n', i + 1)) lines++;
+  const [bMarks, eMarks, tShift, sCount, bsCount] = lineTable(lines + 1);
+  let line = 0;
   for (let start = 0; start < length;) {
     let pos = start;
     let indent = 0;
@@ -121,31 +124,46 @@ function LeanBlockState(
     // markdown-it keeps no line for white space at the very end of the source.
     if (pos >= length) break;
     const newline = src.indexOf('\n', pos);
-    bMarks.push(start);
-    eMarks.push(newline === -1 ? length : newline);
-    tShift.push(indent);
-    sCount.push(column);
-    bsCount.push(0);
+    bMarks[line] = start;
+    eMarks[line] = newline === -1 ? length : newline;
+    tShift[line] = indent;
+    sCount[line] = column;
+    line++;
     if (newline === -1) break;
     start = newline + 1;
   }
-  bMarks.push(length);
-  eMarks.push(length);
-  tShift.push(0);
-  sCount.push(0);
-  bsCount.push(0);
-  this.bMarks = bMarks;
-  this.eMarks = eMarks;
-  this.tShift = tShift;
-  this.sCount = sCount;
-  this.bsCount = bsCount;
+  bMarks[line] = length;
+  eMarks[line] = length;
+  tShift[line] = 0;
+  sCount[line] = 0;
+  // Views of exactly lineMax + 1 entries: a read past the table gives undefined, as with arrays.
+  const size = line + 1;
+  bsCount.fill(0, 0, size);
+  this.bMarks = bMarks.subarray(0, size) as unknown as number[];
+  this.eMarks = eMarks.subarray(0, size) as unknown as number[];
+  this.tShift = tShift.subarray(0, size) as unknown as number[];
+  this.sCount = sCount.subarray(0, size) as unknown as number[];
+  this.bsCount = bsCount.subarray(0, size) as unknown as number[];
   this.blkIndent = 0;
   this.line = 0;
-  this.lineMax = bMarks.length - 1;
+  this.lineMax = line;
   this.tight = false;
   this.listIndent = -1;
   this.parentType = 'root';
   this.level = 0;
+}
+
+const TABLE_KEEP_LINES = 65_536;
+type LineTable = [Int32Array, Int32Array, Int32Array, Int32Array, Int32Array];
+let sharedTable: LineTable | undefined;
+
+/** Five columns of at least `rows` entries (the shared table when it is large enough for them). */
+function lineTable(rows: number): LineTable {
+  if (sharedTable !== undefined && sharedTable[0].length >= rows) return sharedTable;
+  const column = (): Int32Array => new Int32Array(rows);
+  const table: LineTable = [column(), column(), column(), column(), column()];
+  if (rows <= TABLE_KEEP_LINES) sharedTable = table;
+  return table;
 }
 
 LeanBlockState.prototype = Object.create(BlockState.prototype) as LeanState;
@@ -172,9 +190,34 @@ LeanBlockState.prototype.push = function push(
     hidden: false,
   } as unknown as Token;
   if (nesting > 0) this.level++;
-  this.tokens.push(token);
+  if (keepEveryToken || isRead(this.tokens, type, token.level, nesting)) this.tokens.push(token);
   return token;
 };
+
+// Only the tokens `read` looks at are kept; the others are made (a rule sets their fields) and
+// dropped at once. Inside one top-level block (a list of 30,000 items is one) the parse then holds
+// its quotes, headings and fences, not every paragraph and item: a 1 MB list parsed 15–19 times
+// slower than 100 KB while it kept them all (bench/README.md). The one rule that reads tokens back,
+// the list's, looks for paragraphs one level inside its items, which are never kept, and only
+// marks them hidden. Tests compare the tokens (all kept) with a stock markdown-it's, and the
+// structure read from the kept ones with the structure read from all.
+let keepEveryToken = false;
+
+function isRead(tokens: Token[], type: string, level: number, nesting: number): boolean {
+  if (level === 0 && nesting >= 0) return true;
+  switch (type) {
+    case 'fence':
+    case 'heading_open':
+    case 'blockquote_open':
+    case 'blockquote_close':
+      return true;
+    case 'inline':
+      // A heading's text.
+      return tokens[tokens.length - 1]?.type === 'heading_open';
+    default:
+      return false;
+  }
+}
 md.block.State = LeanBlockState as unknown as typeof BlockState;
 
 /** What `read` hands the parser: where the tokens of each finished top-level block go. */
@@ -202,11 +245,11 @@ md.block.ruler.before('code', 'vaultd_sweep', (state) => {
  */
 export function lineTablesForTest(src: string): { ours: unknown; markdownIt: unknown } {
   const table = (state: LeanState) => ({
-    bMarks: state.bMarks,
-    eMarks: state.eMarks,
-    tShift: state.tShift,
-    sCount: state.sCount,
-    bsCount: state.bsCount,
+    bMarks: Array.from(state.bMarks),
+    eMarks: Array.from(state.eMarks),
+    tShift: Array.from(state.tShift),
+    sCount: Array.from(state.sCount),
+    bsCount: Array.from(state.bsCount),
     lineMax: state.lineMax,
   });
   const markdownIt = new BlockState(src, md, {}, []);
@@ -256,8 +299,27 @@ function closesFence(state: StateBlock, line: number, markup: string): boolean {
  */
 export function tokensForTest(src: string): Token[] {
   const tokens: Token[] = [];
-  md.block.parse(src, md, {}, tokens);
+  keepEveryToken = true;
+  try {
+    md.block.parse(src, md, {}, tokens);
+  } finally {
+    keepEveryToken = false;
+  }
   return tokens;
+}
+
+/**
+ * A note's structure read from every token markdown-it makes, not only the ones kept (and not
+ * from the cache), for the test that keeps the two equal.
+ * @param text the whole note.
+ */
+export function structureFromEveryTokenForTest(text: string): NoteStructure {
+  keepEveryToken = true;
+  try {
+    return read(text);
+  } finally {
+    keepEveryToken = false;
+  }
 }
 
 // Recent readings: parsing a note and then writing its results back reads it once (in the

@@ -7,7 +7,12 @@ import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import MarkdownIt from 'markdown-it';
 import type { Token } from 'markdown-it';
-import { lineTablesForTest, tokensForTest } from '../../src/note/structure.ts';
+import {
+  lineTablesForTest,
+  readStructure,
+  structureFromEveryTokenForTest,
+  tokensForTest,
+} from '../../src/note/structure.ts';
 
 const require = createRequire(import.meta.url);
 const spec = require('commonmark-spec') as { tests: { markdown: string; number: number }[] };
@@ -93,5 +98,24 @@ test('the lean block state builds the same line table as markdown-it', () => {
 test('the lean block state yields the same tokens as a stock markdown-it', () => {
   for (const { name, src } of inputs) {
     assert.deepEqual(tokensForTest(src).map(shape), stockTokens(src), name);
+  }
+});
+
+test('the structure read from the tokens kept is the one read from every token', () => {
+  const notes = [
+    ...inputs.map((i) => i.src),
+    // Headings, fences and quotes deep inside one long list: the tokens of a list are kept only
+    // where they are read.
+    Array.from(
+      { length: 60 },
+      (_, i) =>
+        `${'  '.repeat(i % 7)}- item ${i}\n${i % 5 === 0 ? `${'  '.repeat((i % 7) + 1)}## heading ${i}\n` : ''}${i % 6 === 0 ? `${'  '.repeat((i % 7) + 1)}> quoted\n${'  '.repeat((i % 7) + 1)}> \`\`\`json\n${'  '.repeat((i % 7) + 1)}> {"tool_call": {"name": "x"}}\n${'  '.repeat((i % 7) + 1)}> \`\`\`\n` : ''}`,
+    ).join(''),
+    '---\ntitle: t\n---\n# Top\n\n- a\n  Setext\n  ---\n- b\n\n## Tool Results\n\n> [!success] x\n> ```json\n> {}\n> ```\n',
+  ];
+  for (const [n, text] of notes.entries()) {
+    const kept = readStructure(text);
+    const every = structureFromEveryTokenForTest(text);
+    assert.deepEqual(kept, every, `note ${n}: ${JSON.stringify(text.slice(0, 80))}`);
   }
 });
