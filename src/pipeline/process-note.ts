@@ -19,7 +19,7 @@ import { makePipelineResult } from './make-result.ts';
 import type { JobOutcome, SeenInfo } from './note-queue.ts';
 import { noteKey } from './note-key.ts';
 import { markNoteWritten } from './note-ledger.ts';
-import { readNote, type NoteRead } from './read-note.ts';
+import { isSameNote, readNote, releaseNote, type NoteRead } from './read-note.ts';
 import { settleCalls, type NoteWork, type Ordered } from './settle-calls.ts';
 import { chooseTarget, writeBack } from './write-back.ts';
 
@@ -60,7 +60,22 @@ async function lookAt(
   kind: Exclude<FolderKind, 'in_progress'>,
   seen: SeenInfo,
 ): Promise<JobOutcome> {
-  const read = await readNote(path, ctx.config.max_note_bytes);
+  // The file stays open until the claim is checked (or we are done with the note): see isSameNote.
+  const read = await readNote(path, ctx.config.max_note_bytes, true);
+  try {
+    return await lookAtRead(ctx, path, kind, seen, read);
+  } finally {
+    releaseNote(read);
+  }
+}
+
+async function lookAtRead(
+  ctx: PipelineContext,
+  path: string,
+  kind: Exclude<FolderKind, 'in_progress'>,
+  seen: SeenInfo,
+  read: NoteRead,
+): Promise<JobOutcome> {
   if (read.kind === 'gone') return;
   if (read.kind === 'not_a_file' || read.kind === 'linked') {
     warnOnce(ctx, path, read);
@@ -203,9 +218,12 @@ async function workClaimed(
 ): Promise<JobOutcome> {
   try {
     // What runs is what is in In_Progress/ now: the claim moved the file we read, but another
-    // file may have been put in its place between our read and the claim.
+    // file may have been put in its place between our read and the claim. The file we read is
+    // still open, so the same inode there, unchanged, is the same file; anything else is read.
     let read = preRead;
-    if (from !== 'in_progress') {
+    const same = from !== 'in_progress' && (await isSameNote(preRead, path));
+    releaseNote(preRead);
+    if (from !== 'in_progress' && !same) {
       const now = await readNote(path, ctx.config.max_note_bytes);
       if (now.kind !== 'text') {
         ctx.logger.warn(

@@ -1,14 +1,28 @@
-import { readFileNoFollow } from '../vault/fs-calls.ts';
+import type { Stats } from 'node:fs';
+import { closeQuietly, lstat, readFileNoFollow } from '../vault/fs-calls.ts';
+
+/** A note read as text. */
+export interface TextRead {
+  readonly kind: 'text';
+  readonly text: string;
+  readonly mtimeMs: number;
+  readonly size: number;
+  readonly ino: number;
+  /** The file, kept open when asked ({@link readNote}'s `hold`), until {@link releaseNote}. */
+  readonly held?: HeldFile;
+}
+
+/** A note's file kept open after reading it: while it is open, its inode is never reused. */
+export interface HeldFile {
+  readonly fd: number;
+  readonly dev: number;
+  /** Set once the descriptor is closed. */
+  closed: boolean;
+}
 
 /** What reading a note gave. */
 export type NoteRead =
-  | {
-      readonly kind: 'text';
-      readonly text: string;
-      readonly mtimeMs: number;
-      readonly size: number;
-      readonly ino: number;
-    }
+  | TextRead
   | { readonly kind: 'too_large'; readonly size: number; readonly mentionsToolCall: boolean }
   | { readonly kind: 'binary' | 'not_utf8'; readonly mentionsToolCall: boolean }
   | { readonly kind: 'not_a_file' }
@@ -27,10 +41,10 @@ const MARKER = Buffer.from('tool_call');
  * @param path absolute path of the note.
  * @param maxBytes size cap (config `max_note_bytes`).
  */
-export async function readNote(path: string, maxBytes: number): Promise<NoteRead> {
+export async function readNote(path: string, maxBytes: number, hold = false): Promise<NoteRead> {
   let file;
   try {
-    file = await readFileNoFollow(path, maxBytes);
+    file = await readFileNoFollow(path, maxBytes, hold);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { kind: 'gone' };
@@ -38,7 +52,57 @@ export async function readNote(path: string, maxBytes: number): Promise<NoteRead
     if (code === 'ELOOP' || code === 'ENXIO' || code === 'EISDIR') return { kind: 'not_a_file' };
     throw error;
   }
-  const { stats, bytes } = file;
+  const { stats, bytes, fd } = file;
+  const read = classify(stats, bytes, maxBytes);
+  if (fd === undefined) return read;
+  if (read.kind !== 'text') {
+    closeQuietly(fd);
+    return read;
+  }
+  return { ...read, held: { fd, dev: stats.dev, closed: false } };
+}
+
+/**
+ * Close the file {@link readNote} kept open, if it did and it is still open.
+ * @param read what readNote gave.
+ */
+export function releaseNote(read: NoteRead): void {
+  if (read.kind !== 'text' || read.held === undefined || read.held.closed) return;
+  read.held.closed = true;
+  closeQuietly(read.held.fd);
+}
+
+/**
+ * Whether the file at `path` now is the very file `read` read, unchanged: the same inode on the
+ * same device (which cannot have been freed and reused while `read` holds it open), still a
+ * regular file with one name, with the same size and modification time. This is how a claim is
+ * checked: the rename moved whatever was at the note's name, maybe another file put there after
+ * the read. A change the time stamp cannot show (same size, within its tick) is an edit made while
+ * the note is being processed, which the write-back handles as any other.
+ * @param read a text read made with `hold`.
+ * @param path where the file should be now.
+ * @returns false when it is not (or `read` holds no file): read it again.
+ */
+export async function isSameNote(read: TextRead, path: string): Promise<boolean> {
+  const held = read.held;
+  if (held === undefined || held.closed) return false;
+  let now;
+  try {
+    now = await lstat(path);
+  } catch {
+    return false;
+  }
+  return (
+    now.isFile() &&
+    now.nlink === 1 &&
+    now.ino === read.ino &&
+    now.dev === held.dev &&
+    now.size === read.size &&
+    now.mtimeMs === read.mtimeMs
+  );
+}
+
+function classify(stats: Stats, bytes: Buffer | null, maxBytes: number): NoteRead {
   if (bytes === null) {
     return stats.isFile()
       ? { kind: 'linked', ino: stats.ino, nlink: stats.nlink }

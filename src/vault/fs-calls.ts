@@ -39,6 +39,8 @@ export interface FileBytes {
    * is not a regular file with a single name (nothing read).
    */
   readonly bytes: Buffer | null;
+  /** The file, still open, when `keepOpen` was asked and bytes were read; the caller closes it. */
+  readonly fd?: number;
 }
 
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
@@ -50,10 +52,15 @@ const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBL
  * is its end); a file that grows is read on to its end or the cap.
  * @param path the file.
  * @param maxBytes the most bytes wanted; one more is read to tell "more than that".
+ * @param keepOpen leave a file whose bytes were read open and hand back its descriptor.
  * @returns the status and bytes.
  * @throws the open, fstat, read or close error (ELOOP for a symbolic link, ENOENT…).
  */
-export function readFileNoFollow(path: string, maxBytes: number): Promise<FileBytes> {
+export function readFileNoFollow(
+  path: string,
+  maxBytes: number,
+  keepOpen = false,
+): Promise<FileBytes> {
   return new Promise((resolve, reject) => {
     open(path, READ_FLAGS, (openError, fd) => {
       if (openError !== null) {
@@ -88,7 +95,9 @@ export function readFileNoFollow(path: string, maxBytes: number): Promise<FileBy
             length += bytesRead;
             // A short read is the end; a full buffer below the cap means the file grew.
             if (bytesRead === 0 || length < buffer.length || length >= cap) {
-              done(null, { stats, bytes: buffer.subarray(0, length) });
+              const bytes = buffer.subarray(0, length);
+              if (keepOpen) resolve({ stats, bytes, fd });
+              else done(null, { stats, bytes });
               return;
             }
             const grown = Buffer.allocUnsafe(Math.min(buffer.length * 2, cap));
@@ -169,4 +178,12 @@ export function writeNewFile(path: string, data: Buffer, options: NewFileOptions
       });
     });
   });
+}
+
+/**
+ * Close a descriptor without waiting (a read-only file: nothing to flush, no error to act on).
+ * @param fd the descriptor.
+ */
+export function closeQuietly(fd: number): void {
+  close(fd, () => undefined);
 }

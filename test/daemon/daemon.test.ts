@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, readlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
@@ -24,7 +24,16 @@ describe('vaultd run: a daemon child process on a temp vault', () => {
   });
 
   after(async () => {
+    // Every note's file is closed once the note is dealt with (the pipeline keeps a note open from
+    // its read until its claim is checked).
+    const pid = daemon.child.pid;
+    const open: string[] = [];
+    for (const fd of await readdir(`/proc/${pid}/fd`).catch(() => [])) {
+      const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
+      if (target.startsWith(vault.root) && target.endsWith('.md')) open.push(target);
+    }
     const code = await daemon.stop();
+    assert.deepEqual(open, [], 'notes the daemon still holds open');
     assert.equal(code, 0, `daemon exit code, output:\n${daemon.output().slice(-3000)}`);
     await vault.cleanup();
   });

@@ -1,11 +1,21 @@
 // readNote reads a note in one read call; what it reports for every kind of file it may meet.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { link, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import {
+  appendFile,
+  link,
+  mkdtemp,
+  readFile,
+  rename,
+  rm,
+  symlink,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { readNote } from '../../src/pipeline/read-note.ts';
+import { isSameNote, readNote, releaseNote, type TextRead } from '../../src/pipeline/read-note.ts';
 
 let dir: string;
 before(async () => {
@@ -67,4 +77,76 @@ test('a fifo and a device are refused without blocking', async () => {
   assert.equal((await readNote(fifo, 100)).kind, 'not_a_file');
   assert.equal((await readNote('/dev/null', 100)).kind, 'not_a_file');
   assert.equal((await readNote(dir, 100)).kind, 'not_a_file');
+});
+
+/** A note read with its file held open, as the pipeline reads before a claim. */
+async function held(name: string, text: string): Promise<{ read: TextRead; path: string }> {
+  const path = join(dir, name);
+  await writeFile(path, text);
+  const read = await readNote(path, 1000, true);
+  assert.equal(read.kind, 'text');
+  assert.ok(read.kind === 'text' && read.held !== undefined);
+  return { read, path };
+}
+
+test('a claim is checked against the file read: the same file, moved, is the note read', async () => {
+  const { read, path } = await held('same.md', 'tool_call one');
+  const claimed = join(dir, 'same.claimed.md');
+  await rename(path, claimed);
+  assert.equal(await isSameNote(read, claimed), true);
+  releaseNote(read);
+  assert.equal(read.held?.closed, true);
+  // Released: nothing vouches for the inode any more, so the note must be read again.
+  assert.equal(await isSameNote(read, claimed), false);
+  releaseNote(read);
+});
+
+test('a file swapped in, edited, linked or replaced by a link before the claim is read again', async () => {
+  // Another file renamed over the note's name between the read and the claim, same text and size.
+  const swap = await held('swap.md', 'tool_call aaa');
+  await writeFile(join(dir, 'swap.tmp'), 'tool_call aaa');
+  await rename(join(dir, 'swap.tmp'), swap.path);
+  assert.equal(await isSameNote(swap.read, swap.path), false);
+  releaseNote(swap.read);
+
+  // The note deleted and a new one written under its name (the old inode is held: never reused).
+  const recreated = await held('recreated.md', 'tool_call bbb');
+  await unlink(recreated.path);
+  await writeFile(recreated.path, 'tool_call bbb');
+  assert.equal(await isSameNote(recreated.read, recreated.path), false);
+  releaseNote(recreated.read);
+
+  const edited = await held('edited.md', 'tool_call ccc');
+  await appendFile(edited.path, ' and more');
+  assert.equal(await isSameNote(edited.read, edited.path), false);
+  releaseNote(edited.read);
+
+  const linked = await held('linked.md', 'tool_call ddd');
+  await link(linked.path, join(dir, 'linked-2.md'));
+  assert.equal(await isSameNote(linked.read, linked.path), false);
+  releaseNote(linked.read);
+
+  const symlinked = await held('symlinked.md', 'tool_call eee');
+  await rename(symlinked.path, join(dir, 'symlinked-target.md'));
+  await symlink(join(dir, 'symlinked-target.md'), symlinked.path);
+  assert.equal(await isSameNote(symlinked.read, symlinked.path), false);
+  releaseNote(symlinked.read);
+
+  const vanished = await held('vanished.md', 'tool_call fff');
+  await unlink(vanished.path);
+  assert.equal(await isSameNote(vanished.read, vanished.path), false);
+  releaseNote(vanished.read);
+});
+
+test('a read without hold keeps nothing open and never vouches for a claim', async () => {
+  const path = join(dir, 'plain.md');
+  await writeFile(path, 'tool_call');
+  const read = await readNote(path, 1000);
+  assert.ok(read.kind === 'text');
+  assert.equal(read.held, undefined);
+  assert.equal(await isSameNote(read, path), false);
+  // Kinds other than text close the file at once even when asked to hold it.
+  await writeFile(join(dir, 'held-bin.md'), Buffer.from([0x74, 0, 0x6f]));
+  const binary = await readNote(join(dir, 'held-bin.md'), 100, true);
+  assert.equal(binary.kind, 'binary');
 });
