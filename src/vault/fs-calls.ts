@@ -19,9 +19,9 @@ import { promisify } from 'node:util';
 // Node's callback API. `fs/promises` does the same system calls, but each goes through a
 // FileHandle and its promise machinery: measured on this project's bench machine, reading a 1 KB
 // note (open, fstat, read, close) cost about 65 µs of main-thread time through a FileHandle and
-// 37 µs as one callback chain, and a single lstat or rename about 20 and 15 µs. With two reads,
-// one write and five other calls per note, that is a tenth of a note's cost (bench/README.md).
-// Everything else keeps `fs/promises`. Errors are the same Node errors (code, syscall, path).
+// 37 µs as one callback chain, and a single lstat or rename about 20 and 15 µs, so these calls
+// cost the main thread roughly half of what they did (bench/README.md, item 17). Everything else
+// keeps `fs/promises`. Errors are the same Node errors (code, syscall, path).
 
 /** `lstat`, as `fs/promises` has it. */
 export const lstat: (path: string) => Promise<Stats> = promisify(lstatCallback);
