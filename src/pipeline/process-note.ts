@@ -221,9 +221,9 @@ async function workClaimed(
     // file may have been put in its place between our read and the claim. The file we read is
     // still open, so the same inode there, unchanged, is the same file; anything else is read.
     let read = preRead;
-    const same = from !== 'in_progress' && (await isSameNote(preRead, path));
+    const readAgain = from !== 'in_progress' && !(await isSameNote(preRead, path));
     releaseNote(preRead);
-    if (from !== 'in_progress' && !same) {
+    if (readAgain) {
       const now = await readNote(path, ctx.config.max_note_bytes);
       if (now.kind !== 'text') {
         ctx.logger.warn(

@@ -8,6 +8,7 @@ export interface TextRead {
   readonly mtimeMs: number;
   readonly size: number;
   readonly ino: number;
+  readonly dev: number;
   /** The file, kept open when asked ({@link readNote}'s `hold`), until {@link releaseNote}. */
   readonly held?: HeldFile;
 }
@@ -15,7 +16,6 @@ export interface TextRead {
 /** A note's file kept open after reading it: while it is open, its inode is never reused. */
 export interface HeldFile {
   readonly fd: number;
-  readonly dev: number;
   /** Set once the descriptor is closed. */
   closed: boolean;
 }
@@ -59,7 +59,7 @@ export async function readNote(path: string, maxBytes: number, hold = false): Pr
     closeQuietly(fd);
     return read;
   }
-  return { ...read, held: { fd, dev: stats.dev, closed: false } };
+  return { ...read, held: { fd, closed: false } };
 }
 
 /**
@@ -96,7 +96,7 @@ export async function isSameNote(read: TextRead, path: string): Promise<boolean>
     now.isFile() &&
     now.nlink === 1 &&
     now.ino === read.ino &&
-    now.dev === held.dev &&
+    now.dev === read.dev &&
     now.size === read.size &&
     now.mtimeMs === read.mtimeMs
   );
@@ -119,5 +119,12 @@ function classify(stats: Stats, bytes: Buffer | null, maxBytes: number): NoteRea
   } catch {
     return { kind: 'not_utf8', mentionsToolCall: bytes.includes(MARKER) };
   }
-  return { kind: 'text', text, mtimeMs: stats.mtimeMs, size: bytes.length, ino: stats.ino };
+  return {
+    kind: 'text',
+    text,
+    mtimeMs: stats.mtimeMs,
+    size: bytes.length,
+    ino: stats.ino,
+    dev: stats.dev,
+  };
 }

@@ -18,14 +18,7 @@ const READ = { safety: 'safe', readOnly: true, idempotent: true } as const;
 /** A revision (or range) parameter; each tool gives its own description. */
 const REF = { type: 'string', minLength: 1, maxLength: 300 } as const;
 /** What every reading tool of the pack declares. */
-const READ_TOOL = {
-  safety: 'safe',
-  effects: READ,
-  categories: ['git'],
-  readOnly: true,
-  idempotent: true,
-  timeoutMs: 30_000,
-} as const;
+const READ_TOOL = { ...READ, effects: READ, categories: ['git'], timeoutMs: 30_000 } as const;
 /** Files listed by git_status at most. */
 const MAX_STATUS_FILES = 1000;
 
