@@ -8,50 +8,79 @@
  * in sorted order (`Object.fromEntries` of the sorted entries): keys that are array indices come
  * first in ascending numeric order, as every object orders them, then the other keys by UTF-16
  * code units. It is written directly rather than through such copies, which made a note of 12,000
- * calls spend a third of its parse on them and the garbage they left (bench/README.md);
- * test/protocol/canonical-json.test.ts compares the two on random values. An object with a
- * `toJSON` anywhere on it takes the copy's way, so that rare case stays exactly as it was.
+ * calls spend a fifth of its parse on them, besides the garbage (bench/README.md item 20);
+ * test/protocol/canonical-json.test.ts compares the two on random values. A value holding an
+ * object with a `toJSON` (never one read from JSON) takes the copy's way, so it stays as it was.
  * @param value any JSON-compatible value.
  */
 export function canonicalJson(value: unknown): string {
-  return write(value) ?? 'null';
+  if (isLeftOut(value)) return JSON.stringify(value) ?? 'null';
+  // Pieces joined once: one flat string, where `+=` would leave a tree of them to flatten when
+  // the text is hashed or used as a key.
+  const out: string[] = [];
+  try {
+    write(value, out);
+  } catch (error) {
+    if (error !== HAS_TO_JSON) throw error;
+    return JSON.stringify(sortKeys(value)) ?? 'null';
+  }
+  return out.join('');
 }
 
-/** The value's text, or undefined where `JSON.stringify` leaves a member out. */
-function write(value: unknown): string | undefined {
+/** Thrown by `write` at an object with a `toJSON`: the whole value then takes the copy's way. */
+const HAS_TO_JSON = Symbol('toJSON');
+
+/** Whether `JSON.stringify` leaves the value out of an object (prints null in an array). */
+function isLeftOut(value: unknown): boolean {
+  const type = typeof value;
+  return type === 'undefined' || type === 'function' || type === 'symbol';
+}
+
+function write(value: unknown, out: string[]): void {
   switch (typeof value) {
     case 'string':
-      return JSON.stringify(value);
+      out.push(JSON.stringify(value));
+      return;
     case 'number':
-      return Number.isFinite(value) ? String(value) : 'null';
+      out.push(Number.isFinite(value) ? String(value) : 'null');
+      return;
     case 'boolean':
-      return value ? 'true' : 'false';
+      out.push(value ? 'true' : 'false');
+      return;
     case 'object':
       break;
     default:
-      // undefined, functions and symbols are left out; a bigint throws as JSON.stringify throws.
-      return JSON.stringify(value);
+      // Left out by the caller; a bigint throws as JSON.stringify throws.
+      out.push(JSON.stringify(value) ?? 'null');
+      return;
   }
-  if (value === null) return 'null';
+  if (value === null) {
+    out.push('null');
+    return;
+  }
   if (Array.isArray(value)) {
-    let out = '[';
+    out.push('[');
     for (let i = 0; i < value.length; i++) {
-      if (i > 0) out += ',';
-      out += write(value[i]) ?? 'null';
+      if (i > 0) out.push(',');
+      const item: unknown = value[i];
+      if (isLeftOut(item)) out.push('null');
+      else write(item, out);
     }
-    return `${out}]`;
+    out.push(']');
+    return;
   }
-  if ('toJSON' in value) return JSON.stringify(sortKeys(value));
+  if ('toJSON' in value) throw HAS_TO_JSON;
   const record = value as Record<string, unknown>;
-  let out = '{';
+  out.push('{');
   let first = true;
   for (const key of sortedKeys(record)) {
-    const member = write(record[key]);
-    if (member === undefined) continue;
-    out += `${first ? '' : ','}${JSON.stringify(key)}:${member}`;
+    const member = record[key];
+    if (isLeftOut(member)) continue;
+    out.push(first ? `${JSON.stringify(key)}:` : `,${JSON.stringify(key)}:`);
     first = false;
+    write(member, out);
   }
-  return `${out}}`;
+  out.push('}');
 }
 
 /** Own enumerable keys in the order an object built from them sorted would list them. */

@@ -147,6 +147,7 @@ describe('canonicalJson', () => {
       { a: undefined, b: () => 1, c: Symbol('s'), d: 1 },
       new Date(0),
       { when: new Date(0), own: { toJSON: () => 'own' } },
+      { gone: { toJSON: () => undefined }, kept: [{ toJSON: () => undefined }], b: 1 },
       JSON.parse('{"__proto__": {"x": 1}, "a": [1, {"z": 0, "y": 1}]}') as unknown,
       new String('ab'),
       new Number(5),
