@@ -438,15 +438,24 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
   // The state folder is watched so that its removal (or the lock's) is noticed at once; a
   // periodic check backs the watch up, and also notices the vault moving away.
   let checking = false;
+  // An event that came during a check: the check runs again once done, so no removal is missed.
+  let checkAgain = false;
   // Declared before any watcher can call checkState: an event may come at once. Checks wait until
   // everything they may call (stop, reconcile) is defined.
   let stopping: Promise<void> | undefined;
   let wired = false;
   const checkState = async (): Promise<void> => {
-    if (!wired || checking || stopping !== undefined) return;
+    if (!wired || stopping !== undefined) return;
+    if (checking) {
+      checkAgain = true;
+      return;
+    }
     checking = true;
     try {
-      await checkStateOnce();
+      do {
+        checkAgain = false;
+        await checkStateOnce();
+      } while (checkAgain && stopping === undefined);
     } catch (error) {
       logger.error({ err: error }, 'state check failed');
     } finally {
@@ -501,25 +510,43 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
     }
     // Write everything the ledger holds in memory back to its file, so nothing is forgotten.
     await ledger.compact();
+    // A watch on a removed folder hears nothing more: watch the new one, so a second removal (rm
+    // -r trying again) is noticed at once too, not at the next periodic check, by when another
+    // vaultd could have taken the lock.
+    await watchStateFolders();
     logger.warn('the state folder was restored from memory: the lock and the ledger are back');
     conditions.clear('lock_lost');
     queue.hold(false);
   };
   const stateTimer = setInterval(() => void checkState(), STATE_CHECK_MS);
   stateTimer.unref();
-  try {
-    stateWatch = watchFolder(layout.state, { persistent: false }, (_event, name) => {
-      if (name === 'lock' || name === 'ledger.jsonl' || name === null) void checkState();
-      else if (name.startsWith('decisions')) void applyDecisionFiles().catch(() => undefined);
-    });
-    stateWatch.on('error', () => undefined);
-    const decisionsDir = join(layout.state, 'decisions');
-    await mkdir(decisionsDir, { recursive: true, mode: 0o700 });
-  } catch (error) {
-    logger.warn({ err: error }, 'could not watch the state folder; the periodic check still runs');
-  }
   let decisionsWatch: FSWatcher | undefined;
-  if (parts.watchFolders) {
+  // The state folder's watch and the decisions folder's, (re)made at start and after the state
+  // folder was restored. The folder's own removal comes as an event named after it.
+  const stateName = basename(layout.state);
+  const watchStateFolders = async (): Promise<void> => {
+    stateWatch?.close();
+    decisionsWatch?.close();
+    stateWatch = undefined;
+    decisionsWatch = undefined;
+    try {
+      stateWatch = watchFolder(layout.state, { persistent: false }, (_event, name) => {
+        if (name === 'lock' || name === 'ledger.jsonl' || name === null || name === stateName)
+          void checkState();
+        else if (name.startsWith('decisions')) void applyDecisionFiles().catch(() => undefined);
+      });
+      stateWatch.on('error', () => undefined);
+      const decisionsDir = join(layout.state, 'decisions');
+      await mkdir(decisionsDir, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      logger.warn(
+        { err: error },
+        'could not watch the state folder; the periodic check still runs',
+      );
+      // Removed again while it was being watched: look at once rather than at the next tick.
+      if (wired) void checkState();
+    }
+    if (!parts.watchFolders) return;
     try {
       decisionsWatch = watchFolder(join(layout.state, 'decisions'), { persistent: false }, () => {
         void applyDecisionFiles().catch((error: unknown) =>
@@ -530,7 +557,8 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
     } catch {
       // The reconcile scan applies submitted decisions too.
     }
-  }
+  };
+  await watchStateFolders();
 
   const schedules: Schedule[] = [];
   if (parts.watchFolders) {

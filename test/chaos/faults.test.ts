@@ -237,6 +237,46 @@ describe('fault injection: a real daemon, real kills', { timeout: 600_000 }, () 
     const counts = await starts(sideLog);
     for (let i = 0; i < 5; i++) assert.equal(counts.get(`gone-${i}`), 1, `gone-${i} ran once`);
   });
+
+  it('the state folder removed again after it was restored: noticed at once, no second daemon', async () => {
+    // The first removal is heard by the watch on the folder; a watch on a removed folder hears
+    // nothing more, so the restored folder needs a watch of its own, or the next removal waits for
+    // the periodic check (2 s), and a second vaultd started meanwhile takes the lock. Three rounds:
+    // each gives a second daemon its chance at the gap.
+    const { vault, daemon, sideLog } = await startPluginDaemon();
+    cleanups.push(
+      () => vault.cleanup(),
+      () => daemon.stop(),
+    );
+    const state = join(vault.root, '.vaultd');
+    const lock = join(state, 'lock');
+    for (let round = 0; round < 3; round++) {
+      await rm(state, { recursive: true, force: true, maxRetries: 20, retryDelay: 10 });
+      await waitFor(() => existsSync(lock) || undefined, { message: `lock restored (${round})` });
+      await rm(state, { recursive: true, force: true, maxRetries: 20, retryDelay: 10 });
+      const second = startCli(['run', '--config', vault.configPath]);
+      cleanups.push(() => second.stop());
+      const outcome = await Promise.race([
+        second.exited.then((code) => `exited ${code}`),
+        second.ready().then(() => 'ready'),
+      ]).catch((error: Error) => error.message);
+      assert.notEqual(
+        outcome,
+        'ready',
+        `a second daemon started beside the first (round ${round})`,
+      );
+      await second.exited;
+    }
+    // The first still works, and runs a call once.
+    await vault.drop('after.md', note('After', callBlock('side_effect', { label: 'after' })));
+    await waitFor(
+      async () => ((await vault.list('Done')).includes('after.md') ? true : undefined),
+      {
+        timeoutMs: 30_000,
+      },
+    );
+    assert.equal((await starts(sideLog)).get('after'), 1);
+  });
 });
 
 describe('fault injection: the disk fills up while calls run', { timeout: 300_000 }, () => {
