@@ -1,5 +1,5 @@
 import { EXPLICIT_ID, callIdOfCanonical, canonicalJson, deriveBlockId } from './call-id.ts';
-import { readFrontMatterSpan, splitFrontMatter } from './front-matter.ts';
+import { readFrontMatterSpan } from './front-matter.ts';
 import { findOwnedRanges, readStructure } from './markdown.ts';
 import type { FenceBlock } from './markdown.ts';
 import { makePlacer } from './places.ts';
@@ -51,12 +51,13 @@ function emptyNote(): ParsedNote {
 }
 
 function parseNoteOrThrow(text: string): ParsedNote {
-  const place = makePlacer(text);
-  const span = splitFrontMatter(text);
+  const structure = readStructure(text);
+  // The structure's line starts, unless a BOM moved its first line's start past offset 0.
+  const place = makePlacer(text, structure.lineStarts[0] === 0 ? structure.lineStarts : undefined);
+  const span = structure.frontMatter;
   const front = readFrontMatterSpan(text, span, place);
   const diagnostics: Diagnostic[] = [...front.diagnostics];
   const note = { ...emptyNote(), frontMatter: span, data: front.data, diagnostics };
-  const structure = readStructure(text);
   const scan = new BlockScanner(text, place, diagnostics);
   const owned = findOwnedRanges(structure, text.length);
   for (const fence of structure.fences) {

@@ -7,10 +7,11 @@ export type Placer = (offset: number) => Place;
  * Builds a placer for `text`, counting `\r\n`, `\n` and a lone `\r` as one line ending each, as
  * CommonMark does.
  * @param text The note's original text.
+ * @param lineStarts where its lines start, when already at hand (the note's structure has them).
  */
-export function makePlacer(text: string): Placer {
+export function makePlacer(text: string, lineStarts?: readonly number[]): Placer {
   // Built on first use: most notes are placed only when they hold a call or a diagnostic.
-  let starts: number[] | undefined;
+  let starts: readonly number[] | undefined = lineStarts;
   return (offset) => {
     starts ??= lineStartsOf(text);
     const at = Math.max(0, Math.min(offset, text.length));

@@ -1,12 +1,14 @@
 /**
  * The values last computed from some texts (a note's structure, its parse), newest last, up to a
  * number of entries and of characters in all: a note is read again, unchanged, when it is claimed
- * and when its results are written back. Looked up by length, then by comparing the text (one
- * memcmp): hashing a fresh note's text for a Map key cost as much as a fifth of reading a 100 KB
- * note. Values are shared: callers never modify them.
+ * and when its results are written back. Looked up by a fingerprint (the length and 16 of the
+ * characters), then by comparing the text (one memcmp): hashing a fresh note's text for a Map key
+ * cost as much as a fifth of reading a 100 KB note, and notes of one template, which differ only
+ * near their end, made every lookup compare nearly all of each kept text. Values are shared:
+ * callers never modify them.
  */
 export class RecentTexts<T> {
-  readonly #entries: { text: string; value: T }[] = [];
+  readonly #entries: { text: string; print: number; value: T }[] = [];
   #chars = 0;
 
   /**
@@ -20,9 +22,11 @@ export class RecentTexts<T> {
 
   /** The value kept for `text`, if any. */
   get(text: string): T | undefined {
+    if (this.#entries.length === 0) return undefined;
+    const print = fingerprint(text);
     for (let i = this.#entries.length - 1; i >= 0; i--) {
-      const entry = this.#entries[i] as { text: string; value: T };
-      if (entry.text.length === text.length && entry.text === text) return entry.value;
+      const entry = this.#entries[i] as { text: string; print: number; value: T };
+      if (entry.print === print && entry.text === text) return entry.value;
     }
     return undefined;
   }
@@ -30,7 +34,7 @@ export class RecentTexts<T> {
   /** Keep `value` for `text`, dropping the oldest entries past the limits. */
   set(text: string, value: T): void {
     if (text.length > this.maxChars) return;
-    this.#entries.push({ text, value });
+    this.#entries.push({ text, print: fingerprint(text), value });
     this.#chars += text.length;
     while (this.#entries.length > this.maxEntries || this.#chars > this.maxChars) {
       this.#chars -= this.#entries.shift()?.text.length ?? 0;
@@ -42,4 +46,17 @@ export class RecentTexts<T> {
     this.#entries.length = 0;
     this.#chars = 0;
   }
+}
+
+/** The length and 16 characters: 8 spread over the text and its last 8 (where notes of one template differ). */
+function fingerprint(text: string): number {
+  const length = text.length;
+  let print = length;
+  for (let k = 0; k < 8 && length > 0; k++) {
+    print = (Math.imul(print, 31) + text.charCodeAt(Math.floor((k * length) / 8))) | 0;
+  }
+  for (let i = Math.max(0, length - 8); i < length; i++) {
+    print = (Math.imul(print, 31) + text.charCodeAt(i)) | 0;
+  }
+  return print;
 }

@@ -1,6 +1,7 @@
 import MarkdownIt from 'markdown-it';
 import type { StateBlock, Token } from 'markdown-it';
 import { splitFrontMatter } from './front-matter.ts';
+import type { FrontMatterSpan } from './types.ts';
 import { lineOf } from './places.ts';
 import { RecentTexts } from './recent-texts.ts';
 
@@ -72,6 +73,8 @@ export interface NoteStructure {
   readonly quotedLines: ReadonlySet<number>;
   /** Lines of the front-matter. */
   readonly frontMatterLines: number;
+  /** The front-matter's span (`splitFrontMatter`), null when the note has none. */
+  readonly frontMatter: FrontMatterSpan | null;
 }
 
 // Containers nested deeper than this are read as their text; CommonMark sets no limit, but a
@@ -220,6 +223,22 @@ function isRead(tokens: Token[], type: string, level: number, nesting: number): 
 }
 md.block.State = LeanBlockState as unknown as typeof BlockState;
 
+// A paragraph's text is the one thing the paragraph rule makes with `getLines` (a copy of its
+// lines, then trimmed), and nothing reads it: the paragraph's inline token is never kept. While
+// that rule runs, `getLines` answers '' (the rules it asks whether a line ends the paragraph only
+// look, and never call it). A setext heading, whose text is read, comes from its own rule.
+let skipParagraphText = false;
+LeanBlockState.prototype.getLines = function getLines(
+  this: LeanState,
+  begin: number,
+  end: number,
+  indent: number,
+  keepLastLF: boolean,
+): string {
+  if (skipParagraphText) return '';
+  return BlockState.prototype.getLines.call(this, begin, end, indent, keepLastLF);
+};
+
 /** What `read` hands the parser: where the tokens of each finished top-level block go. */
 interface SweepEnv {
   sweep(tokens: Token[]): void;
@@ -256,12 +275,23 @@ export function lineTablesForTest(src: string): { ours: unknown; markdownIt: unk
   const ours = new (md.block.State as unknown as typeof BlockState)(src, md, {}, []);
   return { ours: table(ours), markdownIt: table(markdownIt) };
 }
-const builtinFence = md.block.ruler['__rules__' as never] as unknown as {
+const builtinRules = md.block.ruler['__rules__' as never] as unknown as {
   name: string;
   fn: (state: StateBlock, startLine: number, endLine: number, silent: boolean) => boolean;
 }[];
-const fenceRule = builtinFence.find((rule) => rule.name === 'fence')?.fn;
+const fenceRule = builtinRules.find((rule) => rule.name === 'fence')?.fn;
 if (fenceRule === undefined) throw new Error('markdown-it has no fence rule');
+const paragraphRule = builtinRules.find((rule) => rule.name === 'paragraph')?.fn;
+if (paragraphRule === undefined) throw new Error('markdown-it has no paragraph rule');
+
+md.block.ruler.at('paragraph', (state, startLine, endLine, silent) => {
+  skipParagraphText = !keepEveryToken;
+  try {
+    return paragraphRule(state, startLine, endLine, silent);
+  } finally {
+    skipParagraphText = false;
+  }
+});
 
 // The built-in rule, plus one thing it knows but does not keep: whether a closing fence ended
 // the block. It is, exactly when the block's last line (past its first) is a closing fence.
@@ -457,7 +487,7 @@ function read(text: string): NoteStructure {
   consume(tokens);
 
   const frontMatterLines = span === null ? 0 : lineOf(lineStarts, span.end);
-  return { fences, headings, top, lineStarts, quotedLines, frontMatterLines };
+  return { fences, headings, top, lineStarts, quotedLines, frontMatterLines, frontMatter: span };
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
