@@ -105,6 +105,9 @@ export interface Daemon {
 // How often the lock, the ledger file and the vault itself are checked (besides the watch on the
 // state folder): a stat or two, cheap enough at rest.
 const STATE_CHECK_MS = 2_000;
+/** After a restore of the state folder failed part-way: 50 ms, doubling, 5 times at most. */
+const STATE_RETRY_MS = 50;
+const STATE_RETRIES = 5;
 // After the grace period, aborted calls get this long to be written back before stop() goes on.
 const ABORT_GRACE_MS = 3_000;
 
@@ -440,6 +443,8 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
   let checking = false;
   // An event that came during a check: the check runs again once done, so no removal is missed.
   let checkAgain = false;
+  let stateRetry: NodeJS.Timeout | undefined;
+  let stateRetries = 0;
   // Declared before any watcher can call checkState: an event may come at once. Checks wait until
   // everything they may call (stop, reconcile) is defined.
   let stopping: Promise<void> | undefined;
@@ -456,8 +461,28 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
         checkAgain = false;
         await checkStateOnce();
       } while (checkAgain && stopping === undefined);
+      stateRetries = 0;
     } catch (error) {
       logger.error({ err: error }, 'state check failed');
+      // A restore cut short (the folder removed again while it was written): try again soon, not
+      // at the next periodic check, by when another vaultd could have taken the lock. A few times,
+      // 50 ms doubling; a lasting failure (a read-only vault) is left to the periodic check.
+      if (
+        conditions.has('lock_lost') &&
+        stopping === undefined &&
+        stateRetry === undefined &&
+        stateRetries < STATE_RETRIES
+      ) {
+        stateRetry = setTimeout(
+          () => {
+            stateRetry = undefined;
+            void checkState();
+          },
+          STATE_RETRY_MS * 2 ** stateRetries,
+        );
+        stateRetry.unref();
+        stateRetries++;
+      }
     } finally {
       checking = false;
     }
@@ -503,6 +528,10 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
       `${held === 'gone' ? 'the vault lock' : 'the ledger file'} was removed while vaultd ran: no new work until the state folder is restored`,
     );
     await mkdir(layout.state, { recursive: true });
+    // A watch on a removed folder hears nothing more: watch the new one first, so a second removal
+    // (rm -r trying again) is noticed at once too, not at the next periodic check, by when another
+    // vaultd could have taken the lock.
+    await watchStateFolders();
     if (held === 'gone' && !(await lock.restore())) {
       logger.fatal('the vault lock was removed and another process took it: stopping');
       void stop();
@@ -510,10 +539,6 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
     }
     // Write everything the ledger holds in memory back to its file, so nothing is forgotten.
     await ledger.compact();
-    // A watch on a removed folder hears nothing more: watch the new one, so a second removal (rm
-    // -r trying again) is noticed at once too, not at the next periodic check, by when another
-    // vaultd could have taken the lock.
-    await watchStateFolders();
     logger.warn('the state folder was restored from memory: the lock and the ledger are back');
     conditions.clear('lock_lost');
     queue.hold(false);
@@ -593,6 +618,7 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
       bus.emit('daemon.state', { state: 'draining' });
       for (const schedule of schedules) schedule.stop();
       clearInterval(stateTimer);
+      clearTimeout(stateRetry);
       stateWatch?.close();
       decisionsWatch?.close();
       await watcher?.close();

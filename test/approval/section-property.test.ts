@@ -6,18 +6,8 @@ import {
   type PendingCall,
 } from '../../src/approval/section.ts';
 import { resolveDecisions, type MoveDecision } from '../../src/approval/resolve.ts';
-
 // Seeded so a failure can be replayed: the seed is in the assertion message.
-function makeRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom as makeRandom } from '../helpers/random.ts';
 
 const TRICKY = [
   'hello',

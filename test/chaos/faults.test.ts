@@ -64,6 +64,18 @@ describe('fault injection: a real daemon, real kills', { timeout: 600_000 }, () 
     for (const clean of cleanups.reverse()) await clean().catch(() => undefined);
   });
 
+  /** Start a second daemon on the vault: 'ready' if it came up beside the first, else how it ended. */
+  const startSecond = async (vault: TempVault): Promise<string> => {
+    const second = startCli(['run', '--config', vault.configPath]);
+    cleanups.push(() => second.stop());
+    const outcome = await Promise.race([
+      second.exited.then((code) => `exited ${code}`),
+      second.ready().then(() => 'ready'),
+    ]).catch((error: Error) => error.message);
+    if (outcome !== 'ready') await second.exited;
+    return outcome;
+  };
+
   it(`kill -9 at random moments of ${ROUNDS} bursts: nothing lost, nothing run twice, nothing stuck`, async () => {
     const random = seeded(Number(process.env['CHAOS_SEED'] ?? 7));
     const started = await startPluginDaemon();
@@ -214,13 +226,8 @@ describe('fault injection: a real daemon, real kills', { timeout: 600_000 }, () 
       retryDelay: 10,
     });
     // A second daemon started now must not run beside the first.
-    const second = startCli(['run', '--config', vault.configPath]);
-    cleanups.push(() => second.stop());
-    const outcome = await Promise.race([
-      second.exited.then((code) => `exited ${code}`),
-      second.ready().then(() => 'ready'),
-    ]).catch((error: Error) => error.message);
-    assert.notEqual(outcome, 'ready', 'a second daemon started beside the first');
+    const second = await startSecond(vault);
+    assert.notEqual(second, 'ready', 'a second daemon started beside the first');
     // The first finishes its notes; then a kill and a restart run nothing again.
     await waitFor(async () => (await vault.list('Done')).length === 5, { timeoutMs: 30_000 });
     daemon.child.kill('SIGKILL');
@@ -254,18 +261,8 @@ describe('fault injection: a real daemon, real kills', { timeout: 600_000 }, () 
       await rm(state, { recursive: true, force: true, maxRetries: 20, retryDelay: 10 });
       await waitFor(() => existsSync(lock) || undefined, { message: `lock restored (${round})` });
       await rm(state, { recursive: true, force: true, maxRetries: 20, retryDelay: 10 });
-      const second = startCli(['run', '--config', vault.configPath]);
-      cleanups.push(() => second.stop());
-      const outcome = await Promise.race([
-        second.exited.then((code) => `exited ${code}`),
-        second.ready().then(() => 'ready'),
-      ]).catch((error: Error) => error.message);
-      assert.notEqual(
-        outcome,
-        'ready',
-        `a second daemon started beside the first (round ${round})`,
-      );
-      await second.exited;
+      const second = await startSecond(vault);
+      assert.notEqual(second, 'ready', `a second daemon started beside the first (round ${round})`);
     }
     // The first still works, and runs a call once.
     await vault.drop('after.md', note('After', callBlock('side_effect', { label: 'after' })));

@@ -15,6 +15,7 @@ import {
   type TempVault,
 } from '../helpers/vault.ts';
 import { waitFor } from '../helpers/wait-for.ts';
+import { seededRandom as makeRandom } from '../helpers/random.ts';
 import {
   clearBoxes,
   editParameters,
@@ -30,18 +31,6 @@ import {
 const PLUGIN = join(ROOT, 'test/fixtures/plugins/test-tools.ts');
 const NOTES = 50;
 const SEED = Number(process.env['PROPERTY_SEED'] ?? Date.now() % 1_000_000);
-
-/** mulberry32: a small seeded generator, so a failing run can be replayed. */
-function makeRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** An Approval section as vaultd writes it, every call already ticked approve. */
 function forgedSection(n: number, count: number): string {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { canonicalJson } from '../../src/protocol/canonical-json.ts';
 import { deriveCallId } from '../../src/note/call-id.ts';
+import { seededRandom as random } from '../helpers/random.ts';
 
 // The definition the ids and hashes of every earlier version were made with: a copy whose objects
 // are rebuilt with sorted keys, serialised by JSON.stringify. canonicalJson must give the same
@@ -51,17 +52,6 @@ const KEYS = [
   'é',
   'tool_call',
 ];
-
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function makeValue(rand: () => number, depth: number): unknown {
   const pick = Math.floor(rand() * (depth > 3 ? 7 : 10));
