@@ -50,6 +50,9 @@ export function scanLines(text: string): Line[] {
     };
     for (let l = block.line; l <= lastLine; l++) fenceOf.set(l, fence);
   }
+  // How many lines the front-matter takes: its span ends where the first line after it starts.
+  const frontMatterLines =
+    structure.frontMatter === null ? 0 : lineOf(structure.lineStarts, structure.frontMatter.end);
   const headingAt = new Map<number, { level: number; text: string }>();
   const headingParts = new Set<number>();
   for (const heading of structure.headings) {
@@ -62,7 +65,7 @@ export function scanLines(text: string): Line[] {
     text: line,
     index,
     fence: fenceOf.get(index) ?? null,
-    frontMatter: index < structure.frontMatterLines,
+    frontMatter: index < frontMatterLines,
     quoted: structure.quotedLines.has(index),
     heading: headingAt.get(index) ?? null,
     headingPart: headingParts.has(index),

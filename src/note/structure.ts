@@ -2,7 +2,6 @@ import MarkdownIt from 'markdown-it';
 import type { StateBlock, Token } from 'markdown-it';
 import { splitFrontMatter } from './front-matter.ts';
 import type { FrontMatterSpan } from './types.ts';
-import { lineOf } from './places.ts';
 import { RecentTexts } from './recent-texts.ts';
 
 /** A fenced code block, as CommonMark reads it. */
@@ -71,8 +70,6 @@ export interface NoteStructure {
   readonly lineStarts: readonly number[];
   /** Lines inside a block quote or callout. */
   readonly quotedLines: LineSet;
-  /** Lines of the front-matter. */
-  readonly frontMatterLines: number;
   /** The front-matter's span (`splitFrontMatter`), null when the note has none. */
   readonly frontMatter: FrontMatterSpan | null;
 }
@@ -491,9 +488,8 @@ function read(text: string): NoteStructure {
   md.block.parse(source, md, env as unknown as LeanState['env'], tokens);
   consume(tokens);
 
-  const frontMatterLines = span === null ? 0 : lineOf(lineStarts, span.end);
   const quotedLines = new LineBits(quoted);
-  return { fences, headings, top, lineStarts, quotedLines, frontMatterLines, frontMatter: span };
+  return { fences, headings, top, lineStarts, quotedLines, frontMatter: span };
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };

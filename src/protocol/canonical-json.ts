@@ -14,7 +14,6 @@
  * @param value any JSON-compatible value.
  */
 export function canonicalJson(value: unknown): string {
-  if (isLeftOut(value)) return JSON.stringify(value) ?? 'null';
   // Pieces joined once: one flat string, where `+=` would leave a tree of them to flatten when
   // the text is hashed or used as a key.
   const out: string[] = [];
@@ -50,7 +49,9 @@ function write(value: unknown, out: string[]): void {
     case 'object':
       break;
     default:
-      // Left out by the caller; a bigint throws as JSON.stringify throws.
+      // undefined, a function or a symbol: null, as JSON.stringify writes them alone and in an
+      // array (an object leaves such members out before they get here); a bigint throws as
+      // JSON.stringify throws.
       out.push(JSON.stringify(value) ?? 'null');
       return;
   }
@@ -62,9 +63,7 @@ function write(value: unknown, out: string[]): void {
     out.push('[');
     for (let i = 0; i < value.length; i++) {
       if (i > 0) out.push(',');
-      const item: unknown = value[i];
-      if (isLeftOut(item)) out.push('null');
-      else write(item, out);
+      write(value[i], out);
     }
     out.push(']');
     return;
