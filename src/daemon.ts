@@ -33,6 +33,7 @@ import {
   resolveLayout,
   type VaultLayout,
 } from './vault/index.ts';
+import { isVanished } from './vault/fs-errors.ts';
 import { listNotes } from './vault/scan.ts';
 import type { ToolPack } from './protocol/pack.ts';
 import { PackHost } from './tools/host.ts';
@@ -380,6 +381,8 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
 
   let watcher: Watcher | undefined;
   let stateWatch: FSWatcher | undefined;
+  // The identity (device and inode) of the state folder that stateWatch is on.
+  let watchedState: string | undefined;
   if (parts.watchFolders) {
     watcher = startWatcher({
       folders,
@@ -456,36 +459,51 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
       return;
     }
     checking = true;
+    let failuresInARow = 0;
     try {
-      do {
+      for (;;) {
         checkAgain = false;
-        await checkStateOnce();
-      } while (checkAgain && stopping === undefined);
-      stateRetries = 0;
-    } catch (error) {
-      logger.error({ err: error }, 'state check failed');
-      // A restore cut short (the folder removed again while it was written): try again soon, not
-      // at the next periodic check, by when another vaultd could have taken the lock. A few times,
-      // 50 ms doubling; a lasting failure (a read-only vault) is left to the periodic check.
-      if (
-        conditions.has('lock_lost') &&
-        stopping === undefined &&
-        stateRetry === undefined &&
-        stateRetries < STATE_RETRIES
-      ) {
-        stateRetry = setTimeout(
-          () => {
-            stateRetry = undefined;
-            void checkState();
-          },
-          STATE_RETRY_MS * 2 ** stateRetries,
-        );
-        stateRetry.unref();
-        stateRetries++;
+        try {
+          await checkStateOnce();
+          stateRetries = 0;
+          failuresInARow = 0;
+        } catch (error) {
+          logger.error({ err: error }, 'state check failed');
+          // A restore cut short by the folder being removed again (rm -r trying again while vaultd
+          // wrote it back): the watch heard that removal, so look again at once, a few times in a
+          // row; otherwise (or after that) try again soon, not at the next periodic check, by when
+          // another vaultd could have taken the lock.
+          failuresInARow++;
+          if (!checkAgain || failuresInARow > STATE_RETRIES) {
+            scheduleStateRetry();
+            break;
+          }
+        }
+        if (!checkAgain || stopping !== undefined) break;
       }
     } finally {
       checking = false;
     }
+  };
+  // 50 ms doubling, a few times; a lasting failure (a read-only vault) is left to the periodic
+  // check. The count starts again after any check that went through.
+  const scheduleStateRetry = (): void => {
+    if (
+      !conditions.has('lock_lost') ||
+      stopping !== undefined ||
+      stateRetry !== undefined ||
+      stateRetries >= STATE_RETRIES
+    )
+      return;
+    stateRetry = setTimeout(
+      () => {
+        stateRetry = undefined;
+        void checkState();
+      },
+      STATE_RETRY_MS * 2 ** stateRetries,
+    );
+    stateRetry.unref();
+    stateRetries++;
   };
   const checkStateOnce = async (): Promise<void> => {
     const here = await identityOf(layout.root).catch(() => 'gone');
@@ -509,6 +527,13 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
         conditions.clear('lock_lost');
         queue.hold(false);
       }
+      // The watch may be on a folder that is gone: one removed while the watch was being made
+      // (rm -r trying again while vaultd restored it) leaves the restored folder unwatched, and its
+      // next removal would wait for the periodic check. Watch the folder that is there now, and
+      // look once more for what changed meanwhile.
+      const current = await identityOf(layout.state).catch(() => undefined);
+      if (current !== undefined && current !== watchedState && (await watchStateFolders()))
+        checkAgain = true;
       return;
     }
     queue.hold(true);
@@ -549,18 +574,22 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
   // The state folder's watch and the decisions folder's, (re)made at start and after the state
   // folder was restored. The folder's own removal comes as an event named after it.
   const stateName = basename(layout.state);
-  const watchStateFolders = async (): Promise<void> => {
+  const watchStateFolders = async (): Promise<boolean> => {
     stateWatch?.close();
     decisionsWatch?.close();
     stateWatch = undefined;
     decisionsWatch = undefined;
+    watchedState = undefined;
     try {
+      // Read before the watch is made: a folder replaced in between is then seen as not watched.
+      const identity = await identityOf(layout.state);
       stateWatch = watchFolder(layout.state, { persistent: false }, (_event, name) => {
         if (name === 'lock' || name === 'ledger.jsonl' || name === null || name === stateName)
           void checkState();
         else if (name.startsWith('decisions')) void applyDecisionFiles().catch(() => undefined);
       });
       stateWatch.on('error', () => undefined);
+      watchedState = identity;
       const decisionsDir = join(layout.state, 'decisions');
       await mkdir(decisionsDir, { recursive: true, mode: 0o700 });
     } catch (error) {
@@ -568,10 +597,12 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
         { err: error },
         'could not watch the state folder; the periodic check still runs',
       );
-      // Removed again while it was being watched: look at once rather than at the next tick.
-      if (wired) void checkState();
+      // Removed again while it was being watched: look at once rather than at the next tick. (Any
+      // other failure, such as no inotify watches left, is left to the periodic check.)
+      if (wired && isVanished(error)) void checkState();
+      return false;
     }
-    if (!parts.watchFolders) return;
+    if (!parts.watchFolders) return true;
     try {
       decisionsWatch = watchFolder(join(layout.state, 'decisions'), { persistent: false }, () => {
         void applyDecisionFiles().catch((error: unknown) =>
@@ -582,6 +613,7 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
     } catch {
       // The reconcile scan applies submitted decisions too.
     }
+    return true;
   };
   await watchStateFolders();
 

@@ -248,8 +248,11 @@ describe('fault injection: a real daemon, real kills', { timeout: 600_000 }, () 
   it('the state folder removed again after it was restored: noticed at once, no second daemon', async () => {
     // The first removal is heard by the watch on the folder; a watch on a removed folder hears
     // nothing more, so the restored folder needs a watch of its own, or the next removal waits for
-    // the periodic check (2 s), and a second vaultd started meanwhile takes the lock. Three rounds:
-    // each gives a second daemon its chance at the gap.
+    // the periodic check (2 s), and a second vaultd started meanwhile takes the lock. The removal
+    // (rm -r trying again while vaultd writes the folder back) also cuts restores short, and each
+    // cut must be followed at once, not after a growing back-off (a CI run saw the second daemon
+    // win in round 0 that way; measured over 60 rounds, 5 waited 2 s for the periodic check). Eight
+    // rounds: each gives a second daemon its chance at the gap.
     const { vault, daemon, sideLog } = await startPluginDaemon();
     cleanups.push(
       () => vault.cleanup(),
@@ -257,12 +260,16 @@ describe('fault injection: a real daemon, real kills', { timeout: 600_000 }, () 
     );
     const state = join(vault.root, '.vaultd');
     const lock = join(state, 'lock');
-    for (let round = 0; round < 3; round++) {
+    for (let round = 0; round < 8; round++) {
       await rm(state, { recursive: true, force: true, maxRetries: 20, retryDelay: 10 });
       await waitFor(() => existsSync(lock) || undefined, { message: `lock restored (${round})` });
       await rm(state, { recursive: true, force: true, maxRetries: 20, retryDelay: 10 });
       const second = await startSecond(vault);
-      assert.notEqual(second, 'ready', `a second daemon started beside the first (round ${round})`);
+      assert.notEqual(
+        second,
+        'ready',
+        `a second daemon started beside the first (round ${round})\n${daemon.output().slice(-4000)}`,
+      );
     }
     // The first still works, and runs a call once.
     await vault.drop('after.md', note('After', callBlock('side_effect', { label: 'after' })));
