@@ -1,4 +1,4 @@
-import { watch as watchFolder, type FSWatcher } from 'node:fs';
+import { lstatSync, watch as watchFolder, type FSWatcher } from 'node:fs';
 import { mkdir, readdir, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
@@ -319,6 +319,15 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
     },
     (path, error) =>
       logger.error({ err: error, note: path }, 'note could not be processed; it stays where it is'),
+    // One lstat on the main thread (a cached directory entry, no I/O) instead of a whole look that
+    // finds nothing: every note claimed from a watched folder hears its own rename out of it.
+    (path) => {
+      try {
+        return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
+      } catch {
+        return true; // the look itself reports what is wrong
+      }
+    },
   );
 
   const folders: { path: string; kind: FolderKind }[] = [

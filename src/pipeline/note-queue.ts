@@ -48,16 +48,26 @@ export class NoteQueue {
   #paused = false;
   #held = false;
   #idleWaiters: (() => void)[] = [];
+  readonly #stillThere: (path: string) => boolean;
 
   /**
    * @param limit most notes worked on at once.
    * @param worker does the work; its rejection is reported to `onError`, never thrown.
    * @param onError told about a worker that threw.
+   * @param stillThere whether a path still names something; an event that came while the note was
+   *   worked on is looked into again only then (the event of the note's own claim, its rename out
+   *   of the folder, comes while it runs). Default: always look again.
    */
-  constructor(limit: number, worker: QueueWorker, onError: (path: string, error: unknown) => void) {
+  constructor(
+    limit: number,
+    worker: QueueWorker,
+    onError: (path: string, error: unknown) => void,
+    stillThere: (path: string) => boolean = () => true,
+  ) {
     this.#limit = limit;
     this.#worker = worker;
     this.#onError = onError;
+    this.#stillThere = stillThere;
   }
 
   /** Notes queued, waiting to settle or running. */
@@ -182,7 +192,7 @@ export class NoteQueue {
         this.#ready.push(path);
         this.#pump();
       }, outcome.retryAfterMs);
-    } else if (entry.again && !this.#paused) {
+    } else if (entry.again && !this.#paused && this.#stillThere(path)) {
       entry.state = 'queued';
       this.#ready.push(path);
     } else {
