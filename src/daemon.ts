@@ -106,7 +106,10 @@ export interface Daemon {
 // How often the lock, the ledger file and the vault itself are checked (besides the watch on the
 // state folder): a stat or two, cheap enough at rest.
 const STATE_CHECK_MS = 2_000;
-/** After a restore of the state folder failed part-way: 50 ms, doubling, 5 times at most. */
+/**
+ * A restore of the state folder that failed part-way is tried again at once while the watch hears
+ * the folder change (this many times in a row), else after 50 ms, doubling, this many times.
+ */
 const STATE_RETRY_MS = 50;
 const STATE_RETRIES = 5;
 // After the grace period, aborted calls get this long to be written back before stop() goes on.
@@ -606,9 +609,10 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
         { err: error },
         'could not watch the state folder; the periodic check still runs',
       );
-      // Removed again while it was being watched: look at once rather than at the next tick. (Any
-      // other failure, such as no inotify watches left, is left to the periodic check.)
-      if (wired && isVanished(error)) void checkState();
+      // Removed again while it was being watched: the check that made this watch looks again at
+      // once rather than at the next tick. (Any other failure, such as no inotify watches left, is
+      // left to the periodic check.)
+      if (isVanished(error)) checkAgain = true;
       return false;
     }
     if (!parts.watchFolders) return true;
