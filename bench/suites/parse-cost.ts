@@ -169,8 +169,22 @@ function measureTogether(cases: readonly Case[], minMs: number): Timing[] {
   // Warm the JIT for a quarter of the time, then time rounds of one batch per case.
   const budget = minMs * live.length;
   const warmUntil = performance.now() + budget / 4;
+  const warmMs = live.map(() => 0);
+  const warmRuns = live.map(() => 0);
   while (live.some((s) => s.runs < MIN_RUNS) || performance.now() < warmUntil) {
-    for (const s of live) once(s);
+    for (const [i, s] of live.entries()) {
+      const w0 = performance.now();
+      once(s);
+      warmMs[i] = (warmMs[i] as number) + performance.now() - w0;
+      warmRuns[i] = (warmRuns[i] as number) + 1;
+    }
+  }
+  // Batches sized from the warm-up's parses: sized from the first parse alone (compiling the
+  // parser as it goes, 1–3 ms for a 1 KB note) a batch of a small note was 2–5 parses, most of
+  // them run cold after the other case's batch.
+  for (const [i, s] of live.entries()) {
+    const perParse = (warmMs[i] as number) / Math.max(1, warmRuns[i] as number);
+    s.perBatch = Math.max(1, Math.ceil(BATCH_MS / Math.max(perParse, 0.001)));
   }
   const t0 = performance.now();
   while (live.some((s) => s.perRun.length < MIN_RUNS) || performance.now() - t0 < budget) {

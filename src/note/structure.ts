@@ -1,5 +1,7 @@
 import MarkdownIt from 'markdown-it';
 import type { StateBlock, Token } from 'markdown-it';
+import { MAX_NESTING, buildLineTable, scanBlocks } from './block-scan.ts';
+import type { BlockToken } from './block-scan.ts';
 import { splitFrontMatter } from './front-matter.ts';
 import type { FrontMatterSpan } from './types.ts';
 import { RecentTexts } from './recent-texts.ts';
@@ -74,10 +76,6 @@ export interface NoteStructure {
   readonly frontMatter: FrontMatterSpan | null;
 }
 
-// Containers nested deeper than this are read as their text; CommonMark sets no limit, but a
-// parser's recursion must have one.
-const MAX_NESTING = 1000;
-
 const md = new MarkdownIt('commonmark', { html: true });
 md.set({ maxNesting: MAX_NESTING });
 
@@ -101,69 +99,19 @@ function LeanBlockState(
   this.md = parser;
   this.env = env;
   this.tokens = tokens;
-  const length = src.length;
-  // The line table in typed arrays sized up front: growing five arrays of 40,000 lines (a 1 MB
-  // note) copied them into the old generation again and again, a third of such a parse. One
-  // table serves every parse up to TABLE_KEEP_LINES lines (parses never overlap), so a small note
-  // allocates none.
-  let lines = 1;
-  for (let i = src.indexOf('\n'); i !== -1; i = src.indexOf('\n', i + 1)) lines++;
-  const [bMarks, eMarks, tShift, sCount, bsCount] = lineTable(lines + 1);
-  let line = 0;
-  for (let start = 0; start < length;) {
-    let pos = start;
-    let indent = 0;
-    let column = 0;
-    for (; pos < length; pos++) {
-      const c = src.charCodeAt(pos);
-      if (c === 32) column++;
-      else if (c === 9) column += 4 - (column % 4);
-      else break;
-      indent++;
-    }
-    // markdown-it keeps no line for white space at the very end of the source.
-    if (pos >= length) break;
-    const newline = src.indexOf('\n', pos);
-    bMarks[line] = start;
-    eMarks[line] = newline === -1 ? length : newline;
-    tShift[line] = indent;
-    sCount[line] = column;
-    line++;
-    if (newline === -1) break;
-    start = newline + 1;
-  }
-  bMarks[line] = length;
-  eMarks[line] = length;
-  tShift[line] = 0;
-  sCount[line] = 0;
-  // Views of exactly lineMax + 1 entries: a read past the table gives undefined, as with arrays.
-  const size = line + 1;
-  bsCount.fill(0, 0, size);
-  this.bMarks = bMarks.subarray(0, size) as unknown as number[];
-  this.eMarks = eMarks.subarray(0, size) as unknown as number[];
-  this.tShift = tShift.subarray(0, size) as unknown as number[];
-  this.sCount = sCount.subarray(0, size) as unknown as number[];
-  this.bsCount = bsCount.subarray(0, size) as unknown as number[];
+  const table = buildLineTable(src);
+  this.bMarks = table.bMarks as unknown as number[];
+  this.eMarks = table.eMarks as unknown as number[];
+  this.tShift = table.tShift as unknown as number[];
+  this.sCount = table.sCount as unknown as number[];
+  this.bsCount = table.bsCount as unknown as number[];
   this.blkIndent = 0;
   this.line = 0;
-  this.lineMax = line;
+  this.lineMax = table.lineMax;
   this.tight = false;
   this.listIndent = -1;
   this.parentType = 'root';
   this.level = 0;
-}
-
-const TABLE_KEEP_LINES = 65_536;
-type LineTable = [Int32Array, Int32Array, Int32Array, Int32Array, Int32Array];
-let sharedTable: LineTable | undefined;
-
-/** Five columns of at least `rows` entries (the shared table when it is large enough for them). */
-function lineTable(rows: number): LineTable {
-  if (sharedTable !== undefined && sharedTable[0].length >= rows) return sharedTable;
-  const column = (): Int32Array => new Int32Array(rows);
-  const table: LineTable = [column(), column(), column(), column(), column()];
-  if (rows <= TABLE_KEEP_LINES) sharedTable = table;
-  return table;
 }
 
 LeanBlockState.prototype = Object.create(BlockState.prototype) as LeanState;
@@ -336,6 +284,24 @@ export function tokensForTest(src: string): Token[] {
 }
 
 /**
+ * A note's structure as markdown-it's block parser reads it (not from the cache), for the tests
+ * that keep vaultd's own block scanner equal to it.
+ * @param text the whole note.
+ */
+export function structureFromMarkdownItForTest(text: string): NoteStructure {
+  return read(text, 'markdown-it') as NoteStructure;
+}
+
+/**
+ * A note's structure as vaultd's block scanner reads it (not from the cache), or null when the
+ * scanner leaves the note to markdown-it.
+ * @param text the whole note.
+ */
+export function structureFromScannerForTest(text: string): NoteStructure | null {
+  return read(text, 'scanner');
+}
+
+/**
  * A note's structure read from every token markdown-it makes, not only the ones kept (and not
  * from the cache), for the test that keeps the two equal.
  * @param text the whole note.
@@ -371,7 +337,12 @@ export function readStructure(text: string): NoteStructure {
   return structure;
 }
 
-function read(text: string): NoteStructure {
+/** Which block reader `read` uses: vaultd's scanner with markdown-it for what it leaves, or one. */
+type Reader = 'auto' | 'markdown-it' | 'scanner';
+
+function read(text: string): NoteStructure;
+function read(text: string, reader: Reader): NoteStructure | null;
+function read(text: string, reader: Reader = 'auto'): NoteStructure | null {
   // A leading BOM is not part of the first line: offsets of line 0 start after it.
   const bom = text.charCodeAt(0) === 0xfeff ? 1 : 0;
   const hasCr = text.includes('\r');
@@ -484,9 +455,25 @@ function read(text: string): NoteStructure {
     }
   };
   const tokens: Token[] = [];
-  const env: SweepEnv = { sweep: consume };
-  md.block.parse(source, md, env as unknown as LeanState['env'], tokens);
-  consume(tokens);
+  const scanned =
+    reader !== 'markdown-it' &&
+    !keepEveryToken &&
+    scanBlocks(source, tokens as unknown as BlockToken[], consume as (t: BlockToken[]) => void);
+  if (scanned) {
+    consume(tokens);
+  } else {
+    if (reader === 'scanner') return null;
+    // The scanner left the note to markdown-it: what it read so far is read again.
+    fences.length = 0;
+    headings.length = 0;
+    top.length = 0;
+    quoted?.fill(0);
+    quotes = 0;
+    tokens.length = 0;
+    const env: SweepEnv = { sweep: consume };
+    md.block.parse(source, md, env as unknown as LeanState['env'], tokens);
+    consume(tokens);
+  }
 
   const quotedLines = new LineBits(quoted);
   return { fences, headings, top, lineStarts, quotedLines, frontMatter: span };

@@ -34,7 +34,7 @@ function randomNote(seed: number): string {
   let state = seed;
   const next = (n: number): number => {
     state = (state * 1103515245 + 12345) % 2147483648;
-    return state % n;
+    return Math.floor((state / 2147483648) * n);
   };
   const pieces = [
     ' ',

@@ -1,0 +1,900 @@
+// vaultd's own reading of a note's block structure: the block rules of markdown-it's CommonMark
+// parser (the same line table, the same container rules, the same order of rules), written for
+// the one thing vaultd needs from them. It keeps no token for what it does not read (paragraphs,
+// list items), tries a rule only when the line's first character can start it (markdown-it calls
+// every rule in turn, and every "does this line end the paragraph" rule on every line of a
+// paragraph), and reads a paragraph once where markdown-it reads it twice (setext heading, then
+// paragraph). A 1 KB note: about 4 times faster than the markdown-it parse it replaces
+// (bench/README.md, item 26).
+//
+// One construct it leaves to markdown-it: a block that may be a link reference definition (a line
+// starting with `[` that may go on `]:`), whose rule reads link syntax over several lines.
+// `scanBlocks` then answers false and the caller parses with markdown-it. Tests keep the two
+// equal: the same structure on every CommonMark spec example and on thousands of random notes
+// (test/note/block-scan.test.ts).
+
+/** A block token, with the fields of markdown-it's that vaultd's structure reader reads. */
+export interface BlockToken {
+  type: string;
+  tag: string;
+  nesting: 1 | 0 | -1;
+  level: number;
+  map: [number, number] | null;
+  markup: string;
+  info: string;
+  content: string;
+  meta: { closed: boolean; column: number } | null;
+}
+
+/** Containers nested deeper than this are read as their text (markdown-it's `maxNesting`). */
+export const MAX_NESTING = 1000;
+
+/**
+ * The line table of markdown-it's block state for `src`: per line its start, its end, the
+ * characters and the columns of its indentation, and the tab correction (0 until a container
+ * changes it). `lineMax` is the number of lines; row `lineMax` is a sentinel at the end.
+ */
+export interface LineTable {
+  bMarks: Int32Array;
+  eMarks: Int32Array;
+  tShift: Int32Array;
+  sCount: Int32Array;
+  bsCount: Int32Array;
+  lineMax: number;
+}
+
+const TABLE_KEEP_LINES = 65_536;
+type Columns = [Int32Array, Int32Array, Int32Array, Int32Array, Int32Array];
+let sharedColumns: Columns | undefined;
+
+/** Five columns of at least `rows` entries (the shared ones when they are large enough). */
+function columns(rows: number): Columns {
+  if (sharedColumns !== undefined && sharedColumns[0].length >= rows) return sharedColumns;
+  const column = (): Int32Array => new Int32Array(rows);
+  const made: Columns = [column(), column(), column(), column(), column()];
+  if (rows <= TABLE_KEEP_LINES) sharedColumns = made;
+  return made;
+}
+
+/**
+ * Build the line table of `src` (normalised markdown: `\n` line endings). Typed arrays sized up
+ * front: growing five arrays of 40,000 lines (a 1 MB note) copied them into the old generation
+ * again and again. One set of columns serves every parse up to TABLE_KEEP_LINES lines (parses
+ * never overlap), so a small note allocates none. The columns are views of exactly `lineMax + 1`
+ * entries: a read past the table gives undefined, as with markdown-it's arrays.
+ * @param src normalised markdown.
+ */
+export function buildLineTable(src: string): LineTable {
+  const length = src.length;
+  let lines = 1;
+  for (let i = src.indexOf('\n'); i !== -1; i = src.indexOf('\n', i + 1)) lines++;
+  const [bMarks, eMarks, tShift, sCount, bsCount] = columns(lines + 1);
+  let line = 0;
+  for (let start = 0; start < length;) {
+    let pos = start;
+    let indent = 0;
+    let column = 0;
+    for (; pos < length; pos++) {
+      const c = src.charCodeAt(pos);
+      if (c === 32) column++;
+      else if (c === 9) column += 4 - (column % 4);
+      else break;
+      indent++;
+    }
+    // markdown-it keeps no line for white space at the very end of the source.
+    if (pos >= length) break;
+    const newline = src.indexOf('\n', pos);
+    bMarks[line] = start;
+    eMarks[line] = newline === -1 ? length : newline;
+    tShift[line] = indent;
+    sCount[line] = column;
+    line++;
+    if (newline === -1) break;
+    start = newline + 1;
+  }
+  bMarks[line] = length;
+  eMarks[line] = length;
+  tShift[line] = 0;
+  sCount[line] = 0;
+  const size = line + 1;
+  bsCount.fill(0, 0, size);
+  return {
+    bMarks: bMarks.subarray(0, size),
+    eMarks: eMarks.subarray(0, size),
+    tShift: tShift.subarray(0, size),
+    sCount: sCount.subarray(0, size),
+    bsCount: bsCount.subarray(0, size),
+    lineMax: line,
+  };
+}
+
+/**
+ * Read the blocks of `src` (normalised markdown) into `tokens`: every top-level block's opening
+ * token, every fence, heading (with its inline token after it) and block quote (opening and
+ * closing), as markdown-it's block parser yields them. False when the note holds a block this
+ * reader leaves to markdown-it (then what `tokens` and `sweep` got is a part of the note, to be
+ * dropped).
+ * @param src normalised markdown.
+ * @param tokens where the tokens go.
+ * @param sweep takes the tokens of the top-level blocks read so far (and `tokens` is then
+ *   emptied), now and then between two top-level blocks: a long note's tokens never pile up (a
+ *   1 MB note of prose kept 20,000 of them, old-generation garbage that made its parse 20 times
+ *   slower than 100 KB's).
+ */
+export function scanBlocks(
+  src: string,
+  tokens: BlockToken[],
+  sweep: (tokens: BlockToken[]) => void,
+): boolean {
+  if (src.length === 0) return true;
+  const scan = new Scan(src, tokens, sweep);
+  try {
+    scan.tokenize(0, scan.lineMax);
+  } catch (error) {
+    if (error === LEAVE_TO_MARKDOWN_IT) return false;
+    throw error;
+  } finally {
+    // A stack grown for one long quote is not kept.
+    if (savedColumns.length > SAVED_KEEP) savedColumns = new Int32Array(1024);
+  }
+  return true;
+}
+
+/** Top-level tokens handed to the sweep at a time. */
+const SWEEP_TOKENS = 64;
+
+const LEAVE_TO_MARKDOWN_IT = new Error('a block left to markdown-it');
+
+const enum Parent {
+  Other,
+  Paragraph,
+}
+
+const SPACE = 0x20;
+const TAB = 0x09;
+
+function isSpace(c: number): boolean {
+  return c === SPACE || c === TAB;
+}
+
+function token(
+  type: string,
+  tag: string,
+  nesting: 1 | 0 | -1,
+  level: number,
+  map: [number, number] | null,
+): BlockToken {
+  return { type, tag, nesting, level, map, markup: '', info: '', content: '', meta: null };
+}
+
+// HTML blocks, CommonMark's seven kinds: a start condition on the block's first line, and an end
+// condition (null: a blank line ends it). The seventh cannot interrupt a paragraph.
+const BLOCK_TAGS =
+  'address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd|details|' +
+  'dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|frame|frameset|h1|h2|h3|h4|h5|h6|' +
+  'head|header|hr|html|iframe|legend|li|link|main|menu|menuitem|nav|noframes|ol|optgroup|option|' +
+  'p|param|search|section|summary|table|tbody|td|tfoot|th|thead|title|tr|track|ul';
+const ATTRIBUTE =
+  '\\s+[a-zA-Z_:][a-zA-Z0-9:._-]*(?:\\s*=\\s*(?:[^"\'=<>`\\x00-\\x20]+|\'[^\']*\'|"[^"]*"))?';
+const OPEN_TAG = `<[A-Za-z][A-Za-z0-9-]*(?:${ATTRIBUTE})*\\s*\\/?>`;
+const CLOSE_TAG = '<\\/[A-Za-z][A-Za-z0-9-]*\\s*>';
+const HTML_KINDS: readonly (readonly [start: RegExp, end: RegExp | null])[] = [
+  [/^<(?:script|pre|style|textarea)(?=\s|>|$)/i, /<\/(?:script|pre|style|textarea)>/i],
+  [/^<!--/, /-->/],
+  [/^<\?/, /\?>/],
+  [/^<![A-Za-z]/, />/],
+  [/^<!\[CDATA\[/, /\]\]>/],
+  [new RegExp(`^</?(?:${BLOCK_TAGS})(?=\\s|/?>|$)`, 'i'), null],
+  [new RegExp(`^(?:${OPEN_TAG}|${CLOSE_TAG})\\s*$`), null],
+];
+
+/** The kind of HTML block `text` (a line from its first non-space character) starts, or -1. */
+function htmlKind(text: string): number {
+  for (let kind = 0; kind < HTML_KINDS.length; kind++) {
+    if ((HTML_KINDS[kind] as readonly [RegExp, RegExp | null])[0].test(text)) return kind;
+  }
+  return -1;
+}
+
+/** ASCII white space trimmed from both ends (markdown-it keeps Unicode spaces in headings). */
+function asciiTrim(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && isAsciiTrimmable(text.charCodeAt(start))) start++;
+  while (end > start && isAsciiTrimmable(text.charCodeAt(end - 1))) end--;
+  return text.slice(start, end);
+}
+
+function isAsciiTrimmable(c: number): boolean {
+  return c === SPACE || c === TAB || c === 0x0a || c === 0x0d;
+}
+
+// One stack for the line columns block quotes change, kept from parse to parse (parses never
+// overlap): a quote 8 deep over 20,000 lines saves 640,000 numbers, which arrays grown by push
+// copied into the old generation.
+let savedColumns = new Int32Array(1024);
+const SAVED_KEEP = 65_536;
+
+class Scan {
+  readonly src: string;
+  readonly tokens: BlockToken[];
+  readonly bMarks: Int32Array;
+  readonly eMarks: Int32Array;
+  readonly tShift: Int32Array;
+  readonly sCount: Int32Array;
+  readonly bsCount: Int32Array;
+  lineMax: number;
+  /** Columns of indentation the current container's content has. */
+  blkIndent = 0;
+  /** The enclosing list item's blkIndent, -1 outside lists. */
+  listIndent = -1;
+  parent = Parent.Other;
+  /** markdown-it's token level: one per open block quote, list and list item. */
+  level = 0;
+  /** The line after the last block read. */
+  line = 0;
+  /** Line columns block quotes changed, as they were ({@link Scan.save}), and how many. */
+  saved = savedColumns;
+  savedTop = 0;
+
+  constructor(
+    src: string,
+    tokens: BlockToken[],
+    readonly sweep: (tokens: BlockToken[]) => void,
+  ) {
+    this.src = src;
+    this.tokens = tokens;
+    const table = buildLineTable(src);
+    this.bMarks = table.bMarks;
+    this.eMarks = table.eMarks;
+    this.tShift = table.tShift;
+    this.sCount = table.sCount;
+    this.bsCount = table.bsCount;
+    this.lineMax = table.lineMax;
+  }
+
+  isEmpty(line: number): boolean {
+    return (
+      (this.bMarks[line] as number) + (this.tShift[line] as number) >= (this.eMarks[line] as number)
+    );
+  }
+
+  skipEmptyLines(from: number): number {
+    const max = this.lineMax;
+    for (; from < max; from++) {
+      if (
+        (this.bMarks[from] as number) + (this.tShift[from] as number) <
+        (this.eMarks[from] as number)
+      )
+        break;
+    }
+    return from;
+  }
+
+  skipSpaces(pos: number): number {
+    const src = this.src;
+    while (pos < src.length && isSpace(src.charCodeAt(pos))) pos++;
+    return pos;
+  }
+
+  skipChars(pos: number, code: number): number {
+    const src = this.src;
+    while (pos < src.length && src.charCodeAt(pos) === code) pos++;
+    return pos;
+  }
+
+  /** The blocks from `startLine` up to `endLine`, in the current container. */
+  tokenize(startLine: number, endLine: number): void {
+    let line = startLine;
+    while (line < endLine) {
+      line = this.skipEmptyLines(line);
+      this.line = line;
+      if (line >= endLine) break;
+      // A line less indented than the container's content ends it.
+      if ((this.sCount[line] as number) < this.blkIndent) break;
+      if (this.level >= MAX_NESTING) {
+        this.line = endLine;
+        break;
+      }
+      if (this.level === 0 && this.tokens.length >= SWEEP_TOKENS) {
+        this.sweep(this.tokens);
+        this.tokens.length = 0;
+      }
+      this.block(line, endLine);
+      line = this.line;
+      if (line < endLine && this.isEmpty(line)) {
+        line++;
+        this.line = line;
+      }
+    }
+  }
+
+  /** The block starting at `line` (not empty, not less indented than the container). */
+  block(line: number, endLine: number): void {
+    if ((this.sCount[line] as number) - this.blkIndent >= 4) {
+      this.code(line, endLine);
+      return;
+    }
+    const c = this.src.charCodeAt((this.bMarks[line] as number) + (this.tShift[line] as number));
+    switch (c) {
+      case 0x60: // `
+      case 0x7e: // ~
+        if (this.fence(line, endLine)) return;
+        break;
+      case 0x3e: // >
+        this.blockquote(line, endLine);
+        return;
+      case 0x2a: // *
+      case 0x2d: // -
+        if (this.isHr(line)) {
+          this.hr(line);
+          return;
+        }
+        if (this.list(line, endLine)) return;
+        break;
+      case 0x5f: // _
+        if (this.isHr(line)) {
+          this.hr(line);
+          return;
+        }
+        break;
+      case 0x2b: // +
+        if (this.list(line, endLine)) return;
+        break;
+      case 0x5b: // [
+        if (this.mayBeReference(line)) throw LEAVE_TO_MARKDOWN_IT;
+        break;
+      case 0x3c: // <
+        if (this.htmlBlock(line, endLine)) return;
+        break;
+      case 0x23: // #
+        if (this.heading(line)) return;
+        break;
+      default:
+        if (c >= 0x30 && c <= 0x39 && this.list(line, endLine)) return;
+    }
+    this.paragraph(line, endLine);
+  }
+
+  /**
+   * Whether `line` ends a paragraph or a block quote's lazy lines: a fence, a block quote, a
+   * thematic break, a list item, an HTML block of the first six kinds, or an ATX heading starts
+   * on it (markdown-it's terminator rules of `paragraph`, `blockquote` and `reference`).
+   */
+  interrupts(line: number): boolean {
+    if ((this.sCount[line] as number) - this.blkIndent >= 4) return false;
+    const pos = (this.bMarks[line] as number) + (this.tShift[line] as number);
+    const c = this.src.charCodeAt(pos);
+    switch (c) {
+      case 0x60:
+      case 0x7e:
+        return this.opensFence(line);
+      case 0x3e:
+        return true;
+      case 0x2a:
+      case 0x2d:
+        return this.isHr(line) || this.listInterrupts(line);
+      case 0x5f:
+        return this.isHr(line);
+      case 0x2b:
+        return this.listInterrupts(line);
+      case 0x3c: {
+        const kind = htmlKind(this.src.slice(pos, this.eMarks[line]));
+        return kind >= 0 && kind < 6;
+      }
+      case 0x23:
+        return this.opensHeading(line);
+      default:
+        return c >= 0x30 && c <= 0x39 && this.listInterrupts(line);
+    }
+  }
+
+  /** Whether `line` ends a list (markdown-it's terminator rules of `list`). */
+  interruptsList(line: number): boolean {
+    if ((this.sCount[line] as number) - this.blkIndent >= 4) return false;
+    const c = this.src.charCodeAt((this.bMarks[line] as number) + (this.tShift[line] as number));
+    switch (c) {
+      case 0x60:
+      case 0x7e:
+        return this.opensFence(line);
+      case 0x3e:
+        return true;
+      case 0x2a:
+      case 0x2d:
+      case 0x5f:
+        return this.isHr(line);
+      default:
+        return false;
+    }
+  }
+
+  code(startLine: number, endLine: number): void {
+    let nextLine = startLine + 1;
+    let last = nextLine;
+    while (nextLine < endLine) {
+      if (this.isEmpty(nextLine)) {
+        nextLine++;
+        continue;
+      }
+      if ((this.sCount[nextLine] as number) - this.blkIndent >= 4) {
+        nextLine++;
+        last = nextLine;
+        continue;
+      }
+      break;
+    }
+    this.line = last;
+    if (this.level === 0) this.tokens.push(token('code_block', 'code', 0, 0, [startLine, last]));
+  }
+
+  /** The fence's opening run (3 or more backticks or tildes), or 0 when `line` opens none. */
+  fenceRun(line: number): number {
+    const src = this.src;
+    const pos = (this.bMarks[line] as number) + (this.tShift[line] as number);
+    const max = this.eMarks[line] as number;
+    if (pos + 3 > max) return 0;
+    const marker = src.charCodeAt(pos);
+    if (marker !== 0x60 && marker !== 0x7e) return 0;
+    const end = this.skipChars(pos, marker);
+    const run = end - pos;
+    if (run < 3) return 0;
+    // A backtick fence's info string holds no backtick.
+    if (marker === 0x60) {
+      for (let i = end; i < max; i++) if (src.charCodeAt(i) === 0x60) return 0;
+    }
+    return run;
+  }
+
+  opensFence(line: number): boolean {
+    return this.fenceRun(line) > 0;
+  }
+
+  fence(startLine: number, endLine: number): boolean {
+    const run = this.fenceRun(startLine);
+    if (run === 0) return false;
+    const src = this.src;
+    const at = (this.bMarks[startLine] as number) + (this.tShift[startLine] as number);
+    const marker = src.charCodeAt(at);
+    const markup = src.slice(at, at + run);
+    const info = src.slice(at + run, this.eMarks[startLine]);
+    let nextLine = startLine;
+    let closed = false;
+    for (;;) {
+      nextLine++;
+      if (nextLine >= endLine) break;
+      const from = (this.bMarks[nextLine] as number) + (this.tShift[nextLine] as number);
+      const max = this.eMarks[nextLine] as number;
+      // A non-empty line less indented than the container ends the container, and the fence.
+      if (from < max && (this.sCount[nextLine] as number) < this.blkIndent) break;
+      if (src.charCodeAt(from) !== marker) continue;
+      if ((this.sCount[nextLine] as number) - this.blkIndent >= 4) continue;
+      const pos = this.skipChars(from, marker);
+      if (pos - from < run) continue;
+      if (this.skipSpaces(pos) < max) continue;
+      closed = true;
+      break;
+    }
+    this.line = nextLine + (closed ? 1 : 0);
+    const fence = token('fence', 'code', 0, this.level, [startLine, this.line]);
+    fence.info = info;
+    fence.markup = markup;
+    fence.content = this.getLines(startLine + 1, nextLine, this.sCount[startLine] as number, true);
+    fence.meta = { closed, column: at - (src.lastIndexOf('\n', at - 1) + 1) };
+    this.tokens.push(fence);
+    return true;
+  }
+
+  blockquote(startLine: number, endLine: number): void {
+    const src = this.src;
+    const { bMarks, bsCount, sCount, tShift } = this;
+    const oldLineMax = this.lineMax;
+    // The four columns of every line the quote changes, as they were, from startLine on.
+    const base = this.savedTop;
+    const oldParent = this.parent;
+    this.parent = Parent.Other;
+    let lastLineEmpty = false;
+    let nextLine = startLine;
+    for (; nextLine < endLine; nextLine++) {
+      const isOutdented = (sCount[nextLine] as number) < this.blkIndent;
+      let pos = (bMarks[nextLine] as number) + (tShift[nextLine] as number);
+      const max = this.eMarks[nextLine] as number;
+      if (pos >= max) break;
+      if (src.charCodeAt(pos++) === 0x3e && !isOutdented) {
+        // A `>` line: the quote's content starts after the marker and one optional space.
+        let initial = (sCount[nextLine] as number) + 1;
+        let spaceAfterMarker = false;
+        let adjustTab = false;
+        const after = src.charCodeAt(pos);
+        if (after === SPACE) {
+          pos++;
+          initial++;
+          spaceAfterMarker = true;
+        } else if (after === TAB) {
+          spaceAfterMarker = true;
+          if (((bsCount[nextLine] as number) + initial) % 4 === 3) {
+            pos++;
+            initial++;
+          } else {
+            adjustTab = true;
+          }
+        }
+        let offset = initial;
+        this.save(nextLine);
+        bMarks[nextLine] = pos;
+        for (; pos < max; pos++) {
+          const c = src.charCodeAt(pos);
+          if (c === TAB)
+            offset += 4 - ((offset + (bsCount[nextLine] as number) + (adjustTab ? 1 : 0)) % 4);
+          else if (c === SPACE) offset++;
+          else break;
+        }
+        lastLineEmpty = pos >= max;
+        bsCount[nextLine] = (sCount[nextLine] as number) + 1 + (spaceAfterMarker ? 1 : 0);
+        sCount[nextLine] = offset - initial;
+        tShift[nextLine] = pos - (bMarks[nextLine] as number);
+        continue;
+      }
+      // A line with no `>` after an empty quoted line ends the quote.
+      if (lastLineEmpty) break;
+      if (this.interrupts(nextLine)) {
+        this.lineMax = nextLine;
+        if (this.blkIndent !== 0) {
+          this.save(nextLine);
+          sCount[nextLine] = (sCount[nextLine] as number) - this.blkIndent;
+        }
+        break;
+      }
+      // A lazy line: a paragraph's continuation inside the quote, never a block's start.
+      this.save(nextLine);
+      sCount[nextLine] = -1;
+    }
+    const oldIndent = this.blkIndent;
+    this.blkIndent = 0;
+    const map: [number, number] = [startLine, 0];
+    this.tokens.push(token('blockquote_open', 'blockquote', 1, this.level, map));
+    this.level++;
+    this.tokenize(startLine, nextLine);
+    this.level--;
+    this.tokens.push(token('blockquote_close', 'blockquote', -1, this.level, null));
+    this.lineMax = oldLineMax;
+    this.parent = oldParent;
+    map[1] = this.line;
+    const saved = this.saved;
+    for (let i = base, line = startLine; i < this.savedTop; i += 4, line++) {
+      bMarks[line] = saved[i] as number;
+      bsCount[line] = saved[i + 1] as number;
+      sCount[line] = saved[i + 2] as number;
+      tShift[line] = saved[i + 3] as number;
+    }
+    this.savedTop = base;
+    this.blkIndent = oldIndent;
+  }
+
+  /** Keep `line`'s four columns as they are, for a block quote to put back when it ends. */
+  save(line: number): void {
+    if (this.savedTop + 4 > this.saved.length) {
+      const larger = new Int32Array(this.saved.length * 2);
+      larger.set(this.saved);
+      this.saved = savedColumns = larger;
+    }
+    const saved = this.saved;
+    const top = this.savedTop;
+    saved[top] = this.bMarks[line] as number;
+    saved[top + 1] = this.bsCount[line] as number;
+    saved[top + 2] = this.sCount[line] as number;
+    saved[top + 3] = this.tShift[line] as number;
+    this.savedTop = top + 4;
+  }
+
+  isHr(line: number): boolean {
+    const src = this.src;
+    const max = this.eMarks[line] as number;
+    let pos = (this.bMarks[line] as number) + (this.tShift[line] as number);
+    const marker = src.charCodeAt(pos++);
+    if (marker !== 0x2a && marker !== 0x2d && marker !== 0x5f) return false;
+    let count = 1;
+    while (pos < max) {
+      const c = src.charCodeAt(pos++);
+      if (c === marker) count++;
+      else if (!isSpace(c)) return false;
+    }
+    return count >= 3;
+  }
+
+  hr(line: number): void {
+    this.line = line + 1;
+    if (this.level === 0) this.tokens.push(token('hr', 'hr', 0, 0, [line, line + 1]));
+  }
+
+  /** Just after a bullet list marker (`-`, `+`, `*` and a space or the line's end), or -1. */
+  bulletEnd(line: number): number {
+    const max = this.eMarks[line] as number;
+    let pos = (this.bMarks[line] as number) + (this.tShift[line] as number);
+    const marker = this.src.charCodeAt(pos++);
+    if (marker !== 0x2a && marker !== 0x2d && marker !== 0x2b) return -1;
+    if (pos < max && !isSpace(this.src.charCodeAt(pos))) return -1;
+    return pos;
+  }
+
+  /** Just after an ordered list marker (1–9 digits, `.` or `)`, a space or the line's end), or -1. */
+  orderedEnd(line: number): number {
+    const src = this.src;
+    const start = (this.bMarks[line] as number) + (this.tShift[line] as number);
+    const max = this.eMarks[line] as number;
+    let pos = start;
+    if (pos + 1 >= max) return -1;
+    let c = src.charCodeAt(pos++);
+    if (c < 0x30 || c > 0x39) return -1;
+    for (;;) {
+      if (pos >= max) return -1;
+      c = src.charCodeAt(pos++);
+      if (c >= 0x30 && c <= 0x39) {
+        if (pos - start >= 10) return -1;
+        continue;
+      }
+      if (c === 0x29 || c === 0x2e) break;
+      return -1;
+    }
+    if (pos < max && !isSpace(src.charCodeAt(pos))) return -1;
+    return pos;
+  }
+
+  /** Whether a list item starting on `line` ends the paragraph or quote before it. */
+  listInterrupts(line: number): boolean {
+    const sCount = this.sCount[line] as number;
+    if (this.listIndent >= 0 && sCount - this.listIndent >= 4 && sCount < this.blkIndent)
+      return false;
+    // Only an empty item, or an ordered one not numbered 1, cannot interrupt a paragraph.
+    const paragraph = this.parent === Parent.Paragraph && sCount >= this.blkIndent;
+    let after = this.orderedEnd(line);
+    if (after >= 0) {
+      if (paragraph) {
+        const start = (this.bMarks[line] as number) + (this.tShift[line] as number);
+        if (Number(this.src.slice(start, after - 1)) !== 1) return false;
+      }
+    } else {
+      after = this.bulletEnd(line);
+      if (after < 0) return false;
+    }
+    return !paragraph || this.skipSpaces(after) < (this.eMarks[line] as number);
+  }
+
+  list(startLine: number, endLine: number): boolean {
+    const src = this.src;
+    const { bMarks, tShift, sCount } = this;
+    let nextLine = startLine;
+    let posAfterMarker = this.orderedEnd(nextLine);
+    const ordered = posAfterMarker >= 0;
+    if (!ordered) {
+      posAfterMarker = this.bulletEnd(nextLine);
+      if (posAfterMarker < 0) return false;
+    }
+    const markerChar = src.charCodeAt(posAfterMarker - 1);
+    const map: [number, number] = [startLine, 0];
+    if (this.level === 0) {
+      const type = ordered ? 'ordered_list_open' : 'bullet_list_open';
+      this.tokens.push(token(type, ordered ? 'ol' : 'ul', 1, 0, map));
+    }
+    this.level++;
+    const oldParent = this.parent;
+    this.parent = Parent.Other;
+    while (nextLine < endLine) {
+      let pos = posAfterMarker;
+      const max = this.eMarks[nextLine] as number;
+      const initial =
+        (sCount[nextLine] as number) +
+        posAfterMarker -
+        ((bMarks[nextLine] as number) + (tShift[nextLine] as number));
+      let offset = initial;
+      for (; pos < max; pos++) {
+        const c = src.charCodeAt(pos);
+        if (c === TAB) offset += 4 - ((offset + (this.bsCount[nextLine] as number)) % 4);
+        else if (c === SPACE) offset++;
+        else break;
+      }
+      const contentStart = pos;
+      // An item's content starts 1–4 columns after its marker (1 when the item is empty, or
+      // when more spaces follow: the content is then indented code).
+      let indentAfterMarker = contentStart >= max ? 1 : offset - initial;
+      if (indentAfterMarker > 4) indentAfterMarker = 1;
+      const indent = initial + indentAfterMarker;
+      this.level++;
+      const oldTShift = tShift[nextLine] as number;
+      const oldSCount = sCount[nextLine] as number;
+      const oldListIndent = this.listIndent;
+      this.listIndent = this.blkIndent;
+      this.blkIndent = indent;
+      tShift[nextLine] = contentStart - (bMarks[nextLine] as number);
+      sCount[nextLine] = offset;
+      if (contentStart >= max && this.isEmpty(nextLine + 1)) {
+        // An item that starts with an empty line and goes on with another is empty.
+        this.line = Math.min(this.line + 2, endLine);
+      } else {
+        this.tokenize(nextLine, endLine);
+      }
+      this.blkIndent = this.listIndent;
+      this.listIndent = oldListIndent;
+      tShift[nextLine] = oldTShift;
+      sCount[nextLine] = oldSCount;
+      this.level--;
+      nextLine = this.line;
+      if (nextLine >= endLine) break;
+      if ((sCount[nextLine] as number) < this.blkIndent) break;
+      if ((sCount[nextLine] as number) - this.blkIndent >= 4) break;
+      if (this.interruptsList(nextLine)) break;
+      // The next item, with the same kind of marker.
+      posAfterMarker = ordered ? this.orderedEnd(nextLine) : this.bulletEnd(nextLine);
+      if (posAfterMarker < 0) break;
+      if (markerChar !== src.charCodeAt(posAfterMarker - 1)) break;
+    }
+    this.level--;
+    map[1] = nextLine;
+    this.line = nextLine;
+    this.parent = oldParent;
+    return true;
+  }
+
+  /**
+   * Whether the block at `line`, which starts with `[`, may be a link reference definition: its
+   * label closes on the line with `]:`, or goes on to the next line. A `[` inside the label, or a
+   * `]` not followed by `:`, rules one out (CommonMark's link labels hold no unescaped bracket).
+   */
+  mayBeReference(line: number): boolean {
+    const src = this.src;
+    const max = this.eMarks[line] as number;
+    for (
+      let pos = (this.bMarks[line] as number) + (this.tShift[line] as number) + 1;
+      pos < max;
+      pos++
+    ) {
+      const c = src.charCodeAt(pos);
+      if (c === 0x5b) return false;
+      if (c === 0x5d) return src.charCodeAt(pos + 1) === 0x3a;
+      if (c === 0x5c) pos++;
+    }
+    return true;
+  }
+
+  htmlBlock(startLine: number, endLine: number): boolean {
+    const src = this.src;
+    let text = src.slice(
+      (this.bMarks[startLine] as number) + (this.tShift[startLine] as number),
+      this.eMarks[startLine],
+    );
+    const kind = htmlKind(text);
+    if (kind < 0) return false;
+    const end = (HTML_KINDS[kind] as readonly [RegExp, RegExp | null])[1];
+    let nextLine = startLine + 1;
+    if (end === null || !end.test(text)) {
+      for (; nextLine < endLine; nextLine++) {
+        if ((this.sCount[nextLine] as number) < this.blkIndent) {
+          if (end === null || !this.isEmpty(nextLine)) break;
+        }
+        text = src.slice(
+          (this.bMarks[nextLine] as number) + (this.tShift[nextLine] as number),
+          this.eMarks[nextLine],
+        );
+        if (end === null ? text.length === 0 : end.test(text)) {
+          if (text.length !== 0) nextLine++;
+          break;
+        }
+      }
+    }
+    this.line = nextLine;
+    if (this.level === 0) this.tokens.push(token('html_block', '', 0, 0, [startLine, nextLine]));
+    return true;
+  }
+
+  /** The level of the ATX heading `line` opens (1–6), or 0. */
+  headingLevel(line: number): number {
+    const src = this.src;
+    let pos = (this.bMarks[line] as number) + (this.tShift[line] as number);
+    const max = this.eMarks[line] as number;
+    if (src.charCodeAt(pos) !== 0x23 || pos >= max) return 0;
+    let level = 1;
+    let c = src.charCodeAt(++pos);
+    while (c === 0x23 && pos < max && level <= 6) {
+      level++;
+      c = src.charCodeAt(++pos);
+    }
+    if (level > 6 || (pos < max && !isSpace(c))) return 0;
+    return level;
+  }
+
+  opensHeading(line: number): boolean {
+    return this.headingLevel(line) > 0;
+  }
+
+  heading(line: number): boolean {
+    const level = this.headingLevel(line);
+    if (level === 0) return false;
+    const src = this.src;
+    const pos = (this.bMarks[line] as number) + (this.tShift[line] as number) + level;
+    // The text, without trailing spaces and a closing run of `#` after a space.
+    let max = this.eMarks[line] as number;
+    while (max > pos && isSpace(src.charCodeAt(max - 1))) max--;
+    let closing = max;
+    while (closing > pos && src.charCodeAt(closing - 1) === 0x23) closing--;
+    if (closing > pos && isSpace(src.charCodeAt(closing - 1))) max = closing;
+    this.line = line + 1;
+    this.pushHeading(level, [line, line + 1], asciiTrim(src.slice(pos, max)));
+    return true;
+  }
+
+  pushHeading(level: number, map: [number, number], text: string): void {
+    this.tokens.push(token('heading_open', `h${level}`, 1, this.level, map));
+    const inline = token('inline', '', 0, this.level + 1, [map[0], map[1]]);
+    inline.content = text;
+    this.tokens.push(inline);
+  }
+
+  /** A paragraph, or a setext heading when an underline comes before the paragraph ends. */
+  paragraph(startLine: number, endLine: number): void {
+    const src = this.src;
+    const oldParent = this.parent;
+    this.parent = Parent.Paragraph;
+    let level = 0;
+    let nextLine = startLine + 1;
+    for (; nextLine < endLine && !this.isEmpty(nextLine); nextLine++) {
+      const sCount = this.sCount[nextLine] as number;
+      // Indented code cannot interrupt a paragraph.
+      if (sCount - this.blkIndent > 3) continue;
+      if (sCount >= this.blkIndent) {
+        let pos = (this.bMarks[nextLine] as number) + (this.tShift[nextLine] as number);
+        const max = this.eMarks[nextLine] as number;
+        const marker = src.charCodeAt(pos);
+        if (pos < max && (marker === 0x2d || marker === 0x3d)) {
+          pos = this.skipSpaces(this.skipChars(pos, marker));
+          if (pos >= max) {
+            level = marker === 0x3d ? 1 : 2;
+            break;
+          }
+        }
+      }
+      // A quote's lazy line goes on with the paragraph.
+      if (sCount < 0) continue;
+      if (this.interrupts(nextLine)) break;
+    }
+    this.parent = oldParent;
+    if (level > 0) {
+      this.line = nextLine + 1;
+      const text = asciiTrim(this.getLines(startLine, nextLine, this.blkIndent, false));
+      this.pushHeading(level, [startLine, this.line], text);
+      return;
+    }
+    this.line = nextLine;
+    if (this.level === 0)
+      this.tokens.push(token('paragraph_open', 'p', 1, 0, [startLine, nextLine]));
+  }
+
+  /**
+   * The text of lines [begin, end) with `indent` columns of indentation taken off each (tabs
+   * counted to their columns, a tab cut in two leaving its other columns as spaces).
+   */
+  getLines(begin: number, end: number, indent: number, keepLastLF: boolean): string {
+    if (begin >= end) return '';
+    const src = this.src;
+    let out = '';
+    for (let line = begin; line < end; line++) {
+      let lineIndent = 0;
+      const lineStart = this.bMarks[line] as number;
+      let first = lineStart;
+      const last =
+        line + 1 < end || keepLastLF
+          ? (this.eMarks[line] as number) + 1
+          : (this.eMarks[line] as number);
+      while (first < last && lineIndent < indent) {
+        const c = src.charCodeAt(first);
+        if (c === TAB) lineIndent += 4 - ((lineIndent + (this.bsCount[line] as number)) % 4);
+        else if (c === SPACE || first - lineStart < (this.tShift[line] as number)) lineIndent++;
+        else break;
+        first++;
+      }
+      out +=
+        lineIndent > indent
+          ? ' '.repeat(lineIndent - indent) + src.slice(first, last)
+          : src.slice(first, last);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,261 @@
+// vaultd reads a note's block structure with a scanner of its own (src/note/block-scan.ts), which
+// follows markdown-it's block rules and leaves link reference definitions to markdown-it. These
+// tests keep the two readings equal: on every CommonMark spec example and variants of them, on
+// random notes built from the pieces that decide block structure, and on the bench's notes.
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { test } from 'node:test';
+import {
+  callsNote,
+  listsNote,
+  nestedNote,
+  quotesNote,
+  typicalNote,
+} from '../../bench/lib/parse-fixtures.ts';
+import {
+  readStructure,
+  structureFromMarkdownItForTest,
+  structureFromScannerForTest,
+} from '../../src/note/structure.ts';
+
+const require = createRequire(import.meta.url);
+const spec = require('commonmark-spec') as { tests: { markdown: string; number: number }[] };
+
+/** A random generator (a linear congruential one: the same notes on every run). */
+function generator(seed: number): (n: number) => number {
+  let state = seed;
+  return (n) => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    return Math.floor((state / 2147483648) * n);
+  };
+}
+
+// Pieces of lines: container markers, indentation, fences, headings, underlines, HTML of every
+// kind, thematic breaks, tabs, text, and the characters a reference definition starts with.
+const PIECES = [
+  ' ',
+  '  ',
+  '   ',
+  '    ',
+  '\t',
+  ' \t',
+  '\n',
+  '\n',
+  '\n\n',
+  '> ',
+  '>',
+  '>\t',
+  '> > ',
+  '- ',
+  '-',
+  '* ',
+  '+ ',
+  '1. ',
+  '2) ',
+  '10. ',
+  '1.',
+  '-\t',
+  '   - ',
+  '  1. ',
+  '```',
+  '~~~',
+  '````',
+  '```json',
+  '~~~ json tool_call',
+  '``` `x`',
+  '   ```',
+  'text',
+  'more text',
+  '#',
+  '# h',
+  '###### h6',
+  '####### x',
+  '## h ##',
+  '#\t',
+  '===',
+  '---',
+  '- - -',
+  '***',
+  '___',
+  '* * *',
+  '<div>',
+  '</div>',
+  '<!--',
+  '-->',
+  '<?',
+  '?>',
+  '<!X',
+  '>',
+  '<![CDATA[',
+  ']]>',
+  '<script>',
+  '</script>',
+  '<pre',
+  '<a href="x">',
+  '</span>',
+  '<x-y z=1/>',
+  '<DIV class="a">',
+  '[a]: /u',
+  '[[wiki]]',
+  '[!note] t',
+  '[a]',
+  '\\',
+  '&#32;',
+  'tool_call',
+  '{"x": 1}',
+  '\u00a0',
+  '\u3000',
+];
+
+function randomNote(seed: number, pieces = 60): string {
+  const next = generator(seed);
+  let out = '';
+  const length = 1 + next(pieces);
+  for (let i = 0; i < length; i++) out += PIECES[next(PIECES.length)];
+  return out;
+}
+
+/** A random note made of whole lines, each a stack of containers and one leaf. */
+function randomLines(seed: number): string {
+  const next = generator(seed);
+  const containers = ['> ', '- ', '* ', '1. ', '  ', '    ', '\t', '>', '   ', '2) '];
+  const leaves = [
+    'text',
+    '```json',
+    '```',
+    '~~~',
+    '{"tool_call": {"name": "x"}}',
+    '# head',
+    '## Tool Results',
+    '## Approval',
+    'Setext',
+    '===',
+    '---',
+    '',
+    '<div>',
+    '<!-- c -->',
+    '***',
+    '    code',
+    '-',
+    '1.',
+    'lazy line',
+    '```` ```',
+    '</div>',
+  ];
+  const lines: string[] = [];
+  const count = 1 + next(30);
+  for (let i = 0; i < count; i++) {
+    let line = '';
+    const depth = next(5);
+    for (let d = 0; d < depth; d++) line += containers[next(containers.length)];
+    lines.push(line + leaves[next(leaves.length)]);
+  }
+  return lines.join('\n') + (next(2) === 0 ? '\n' : '');
+}
+
+const specInputs = spec.tests.map((t) => ({
+  name: `spec example ${t.number}`,
+  src: t.markdown.replace(/→/g, '\t'),
+}));
+
+function variants(markdown: string): string[] {
+  const opener = /^([ \t>*+\-.\d]*?)(`{3,}|~{3,})[^\n`]*$/gm;
+  return [
+    markdown.replace(opener, '$1$2json'),
+    markdown.replace(/\n?$/, ''),
+    markdown.replace(/\n/g, '\r\n'),
+    `---\ntitle: t\n---\n${markdown}`,
+  ];
+}
+
+const inputs = [
+  ...specInputs,
+  ...specInputs.flatMap(({ name, src }) =>
+    variants(src).map((v, i) => ({ name: `${name}, variant ${i}`, src: v })),
+  ),
+  ...Array.from({ length: 4000 }, (_, i) => ({ name: `random note ${i}`, src: randomNote(i + 1) })),
+  ...Array.from({ length: 4000 }, (_, i) => ({
+    name: `random lines ${i}`,
+    src: randomLines(i + 1),
+  })),
+  ...[
+    typicalNote,
+    callsNote,
+    (b: number) => quotesNote(b, 8),
+    (b: number) => listsNote(b, 40),
+    (b: number) => nestedNote(b, 20),
+  ].map((make, i) => ({ name: `bench note ${i}`, src: make(8 * 1024) })),
+  // Deeper than markdown-it's nesting limit (1,000 levels; a list and its item are two).
+  {
+    name: '5,000 quotes deep',
+    src: `${'>'.repeat(5000)} \`\`\`json\n${'>'.repeat(5000)} {"tool_call": {"name": "x"}}\n`,
+  },
+  {
+    name: 'lists 1,100 deep',
+    src: `${Array.from({ length: 1100 }, (_, i) => `${'  '.repeat(i)}- item`).join('\n')}\n`,
+  },
+  {
+    name: 'lists and quotes 1,500 deep',
+    src: `${Array.from({ length: 1500 }, (_, i) => `${'  '.repeat(i)}${i % 2 ? '> q' : '- l'}`).join('\n')}\n`,
+  },
+  { name: 'white space at the very end', src: 'a\n  \t ' },
+  { name: 'only white space', src: ' \t ' },
+  { name: 'empty', src: '' },
+  { name: 'BOM', src: '\ufeff# a\n```json\n{}\n```' },
+];
+
+test('the scanner reads every note as markdown-it does, or leaves it to markdown-it', () => {
+  let scanned = 0;
+  let left = 0;
+  for (const { name, src } of inputs) {
+    const ours = structureFromScannerForTest(src);
+    if (ours === null) {
+      left++;
+      // Only a block that may be a link reference definition is left to markdown-it.
+      assert.ok(src.includes('['), `${name}: left to markdown-it with no [ in it`);
+      continue;
+    }
+    scanned++;
+    assert.deepEqual(ours, structureFromMarkdownItForTest(src), `${name}: ${JSON.stringify(src)}`);
+  }
+  assert.ok(scanned > inputs.length * 0.8, `${scanned} of ${inputs.length} read by the scanner`);
+  // The random notes hold reference definitions too.
+  assert.ok(left > 20, `${left} left to markdown-it`);
+});
+
+test('Obsidian’s brackets are read by the scanner; only a possible reference definition is left', () => {
+  const scanned = [
+    '> [!note] A callout\n> with a body\n\n```json\n{}\n```\n',
+    '[[wiki link]] at the start of a paragraph\n',
+    '[a link](https://example.com) and text\n',
+    '- [ ] a task\n- [x] done\n',
+    '[!tip]- folded\n',
+    '[label] text ]: not a definition\n',
+    '\\[escaped]: text\n',
+  ];
+  for (const note of scanned) {
+    const ours = structureFromScannerForTest(note);
+    assert.notEqual(ours, null, JSON.stringify(note));
+    assert.deepEqual(ours, structureFromMarkdownItForTest(note), JSON.stringify(note));
+  }
+  const left = ['[a]: /url\n', '> [a]:\n> /url\n', '[multi\nline]: /url\n', '- [a\\]b]: /u\n'];
+  for (const note of left)
+    assert.equal(structureFromScannerForTest(note), null, JSON.stringify(note));
+});
+
+test('a note left to markdown-it after the scanner swept part of it is read whole', () => {
+  // More top-level blocks than one sweep takes, then a reference definition.
+  const blocks = Array.from({ length: 300 }, (_, i) =>
+    i % 3 === 0
+      ? `## Heading ${i}`
+      : i % 3 === 1
+        ? `> quote ${i}`
+        : '```json\n{"tool_call": {"name": "x"}}\n```',
+  );
+  const note = `${blocks.join('\n\n')}\n\n[ref]: /url\n\n> after\n`;
+  assert.equal(structureFromScannerForTest(note), null);
+  const read = readStructure(note);
+  assert.deepEqual(read, structureFromMarkdownItForTest(note));
+  assert.equal(read.fences.length, 100);
+  assert.equal(read.headings.length, 100);
+});
