@@ -50,6 +50,8 @@ let sharedColumns: Columns | undefined;
 /** Five columns of at least `rows` entries (the shared ones when they are large enough). */
 function columns(rows: number): Columns {
   if (sharedColumns !== undefined && sharedColumns[0].length >= rows) return sharedColumns;
+  // Shared columns of at least 4,096 rows: notes of up to 4 KB need not count their lines.
+  if (rows <= TABLE_KEEP_LINES) rows = Math.max(rows, 4096);
   const column = (): Int32Array => new Int32Array(rows);
   const made: Columns = [column(), column(), column(), column(), column()];
   if (rows <= TABLE_KEEP_LINES) sharedColumns = made;
@@ -60,17 +62,38 @@ function columns(rows: number): Columns {
  * Build the line table of `src` (normalised markdown: `\n` line endings). Typed arrays sized up
  * front: growing five arrays of 40,000 lines (a 1 MB note) copied them into the old generation
  * again and again. One set of columns serves every parse up to TABLE_KEEP_LINES lines (parses
- * never overlap), so a small note allocates none. The columns are views of exactly `lineMax + 1`
- * entries: a read past the table gives undefined, as with markdown-it's arrays.
+ * never overlap), so a small note allocates none. The columns may be longer than the table: rows
+ * past `lineMax` hold no line of this note, except row `lineMax + 1`, a non-empty row no rule
+ * ever reaches (markdown-it's arrays end at `lineMax`).
  * @param src normalised markdown.
+ * @param blankBefore lines before this offset (a line's start, or the end) are empty lines.
  */
-export function buildLineTable(src: string): LineTable {
+export function buildLineTable(src: string, blankBefore = 0): LineTable {
   const length = src.length;
-  let lines = 1;
-  for (let i = src.indexOf('\n'); i !== -1; i = src.indexOf('\n', i + 1)) lines++;
-  const [bMarks, eMarks, tShift, sCount, bsCount] = columns(lines + 1);
+  // A note has at most one line more than it has characters: no need to count its lines when
+  // the shared columns hold that many rows.
+  let rows = length + 3;
+  if (sharedColumns === undefined || sharedColumns[0].length < rows) {
+    rows = 3;
+    for (let i = src.indexOf('\n'); i !== -1; i = src.indexOf('\n', i + 1)) rows++;
+  }
+  const [bMarks, eMarks, tShift, sCount, bsCount] = columns(rows);
   let line = 0;
-  for (let start = 0; start < length;) {
+  let start = 0;
+  // Lines before `blankBefore` read as empty lines, each ending at its own line ending (what the
+  // rules read at an empty line's end is that line ending).
+  while (start < blankBefore) {
+    const newline = src.indexOf('\n', start);
+    if (newline === -1 || newline >= blankBefore) break;
+    bMarks[line] = newline;
+    eMarks[line] = newline;
+    tShift[line] = 0;
+    sCount[line] = 0;
+    bsCount[line] = 0;
+    line++;
+    start = newline + 1;
+  }
+  for (start = Math.max(start, blankBefore); start < length;) {
     let pos = start;
     let indent = 0;
     let column = 0;
@@ -88,6 +111,7 @@ export function buildLineTable(src: string): LineTable {
     eMarks[line] = newline === -1 ? length : newline;
     tShift[line] = indent;
     sCount[line] = column;
+    bsCount[line] = 0;
     line++;
     if (newline === -1) break;
     start = newline + 1;
@@ -96,16 +120,13 @@ export function buildLineTable(src: string): LineTable {
   eMarks[line] = length;
   tShift[line] = 0;
   sCount[line] = 0;
-  const size = line + 1;
-  bsCount.fill(0, 0, size);
-  return {
-    bMarks: bMarks.subarray(0, size),
-    eMarks: eMarks.subarray(0, size),
-    tShift: tShift.subarray(0, size),
-    sCount: sCount.subarray(0, size),
-    bsCount: bsCount.subarray(0, size),
-    lineMax: line,
-  };
+  bsCount[line] = 0;
+  bMarks[line + 1] = 0;
+  eMarks[line + 1] = 1;
+  tShift[line + 1] = 0;
+  sCount[line + 1] = 0;
+  bsCount[line + 1] = 0;
+  return { bMarks, eMarks, tShift, sCount, bsCount, lineMax: line };
 }
 
 /**
@@ -115,6 +136,8 @@ export function buildLineTable(src: string): LineTable {
  * reader leaves to markdown-it (then what `tokens` and `sweep` got is a part of the note, to be
  * dropped).
  * @param src normalised markdown.
+ * @param blankBefore the lines before this offset (a line's start, or the end) are read as empty
+ *   lines: the front-matter's.
  * @param tokens where the tokens go.
  * @param sweep takes the tokens of the top-level blocks read so far (and `tokens` is then
  *   emptied), now and then between two top-level blocks: a long note's tokens never pile up (a
@@ -123,11 +146,12 @@ export function buildLineTable(src: string): LineTable {
  */
 export function scanBlocks(
   src: string,
+  blankBefore: number,
   tokens: BlockToken[],
   sweep: (tokens: BlockToken[]) => void,
 ): boolean {
   if (src.length === 0) return true;
-  const scan = new Scan(src, tokens, sweep);
+  const scan = new Scan(src, blankBefore, tokens, sweep);
   try {
     scan.tokenize(0, scan.lineMax);
   } catch (error) {
@@ -239,12 +263,13 @@ class Scan {
 
   constructor(
     src: string,
+    blankBefore: number,
     tokens: BlockToken[],
     readonly sweep: (tokens: BlockToken[]) => void,
   ) {
     this.src = src;
     this.tokens = tokens;
-    const table = buildLineTable(src);
+    const table = buildLineTable(src, blankBefore);
     this.bMarks = table.bMarks;
     this.eMarks = table.eMarks;
     this.tShift = table.tShift;

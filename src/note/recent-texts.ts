@@ -14,10 +14,14 @@ export class RecentTexts<T> {
   /**
    * @param maxEntries entries kept at most.
    * @param maxChars characters kept at most, all entries together; a longer text is not kept.
+   * @param largeChars a text longer than this is large, and only the newest large text is kept:
+   *   what is kept stays live for the garbage collector to trace, and eight 1 MB notes' structures
+   *   kept at once made a 1 MB parse a third slower (bench/README.md, item 28).
    */
   constructor(
     readonly maxEntries: number,
     readonly maxChars: number,
+    readonly largeChars = Infinity,
   ) {}
 
   /** The value kept for `text`, if any. */
@@ -34,6 +38,14 @@ export class RecentTexts<T> {
   /** Keep `value` for `text`, dropping the oldest entries past the limits. */
   set(text: string, value: T): void {
     if (text.length > this.maxChars) return;
+    if (text.length > this.largeChars) {
+      for (let i = this.#entries.length - 1; i >= 0; i--) {
+        const entry = this.#entries[i] as { text: string };
+        if (entry.text.length <= this.largeChars) continue;
+        this.#chars -= entry.text.length;
+        this.#entries.splice(i, 1);
+      }
+    }
     this.#entries.push({ text, print: fingerprint(text), value });
     this.#chars += text.length;
     while (this.#entries.length > this.maxEntries || this.#chars > this.maxChars) {

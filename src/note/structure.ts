@@ -99,12 +99,14 @@ function LeanBlockState(
   this.md = parser;
   this.env = env;
   this.tokens = tokens;
+  // Views of exactly lineMax + 1 rows: a read past the table gives undefined, as with arrays.
   const table = buildLineTable(src);
-  this.bMarks = table.bMarks as unknown as number[];
-  this.eMarks = table.eMarks as unknown as number[];
-  this.tShift = table.tShift as unknown as number[];
-  this.sCount = table.sCount as unknown as number[];
-  this.bsCount = table.bsCount as unknown as number[];
+  const size = table.lineMax + 1;
+  this.bMarks = table.bMarks.subarray(0, size) as unknown as number[];
+  this.eMarks = table.eMarks.subarray(0, size) as unknown as number[];
+  this.tShift = table.tShift.subarray(0, size) as unknown as number[];
+  this.sCount = table.sCount.subarray(0, size) as unknown as number[];
+  this.bsCount = table.bsCount.subarray(0, size) as unknown as number[];
   this.blkIndent = 0;
   this.line = 0;
   this.lineMax = table.lineMax;
@@ -316,8 +318,9 @@ export function structureFromEveryTokenForTest(text: string): NoteStructure {
 }
 
 // Recent readings: parsing a note and then writing its results back reads it once (in the
-// worker thread for a large note, so one large note fits).
-const recent = new RecentTexts<NoteStructure>(32, 8 * 1024 * 1024);
+// worker thread for a large note, so one large note fits, and only one: notes over 64 KiB are read
+// there one at a time).
+const recent = new RecentTexts<NoteStructure>(32, 8 * 1024 * 1024, 64 * 1024);
 
 /**
  * Read a note's block structure with markdown-it's CommonMark block parser (linear in the note's
@@ -357,17 +360,11 @@ function read(text: string, reader: Reader = 'auto'): NoteStructure | null {
       lineStarts.push(i + 1);
   }
   const span = splitFrontMatter(text);
-  // Same lines, same columns: only line endings change, and the front-matter becomes blanks.
+  // Same lines, same columns: only line endings change, and the front-matter (up to `cut`) is
+  // read as empty lines: never markdown, and every line keeps its number.
   let source = bom === 0 ? text : text.slice(bom);
   if (hasCr) source = source.replace(/\r\n?/g, '\n');
-  if (span !== null) {
-    // The front-matter's lines become empty lines: never markdown, and every line keeps its number.
-    const cut = offsetInNormalized(text, span.end) - bom;
-    let lines = 0;
-    for (let i = source.indexOf('\n'); i !== -1 && i < cut; i = source.indexOf('\n', i + 1))
-      lines++;
-    source = '\n'.repeat(lines) + source.slice(cut);
-  }
+  const cut = span === null ? 0 : offsetInNormalized(text, span.end) - bom;
   const lineEnd = (line: number): number => {
     const next = lineStarts[line + 1];
     if (next === undefined) return text.length;
@@ -458,7 +455,12 @@ function read(text: string, reader: Reader = 'auto'): NoteStructure | null {
   const scanned =
     reader !== 'markdown-it' &&
     !keepEveryToken &&
-    scanBlocks(source, tokens as unknown as BlockToken[], consume as (t: BlockToken[]) => void);
+    scanBlocks(
+      source,
+      cut,
+      tokens as unknown as BlockToken[],
+      consume as (t: BlockToken[]) => void,
+    );
   if (scanned) {
     consume(tokens);
   } else {
@@ -471,12 +473,20 @@ function read(text: string, reader: Reader = 'auto'): NoteStructure | null {
     quotes = 0;
     tokens.length = 0;
     const env: SweepEnv = { sweep: consume };
-    md.block.parse(source, md, env as unknown as LeanState['env'], tokens);
+    md.block.parse(blankFront(source, cut), md, env as unknown as LeanState['env'], tokens);
     consume(tokens);
   }
 
   const quotedLines = new LineBits(quoted);
   return { fences, headings, top, lineStarts, quotedLines, frontMatter: span };
+}
+
+/** `source` with its lines before `cut` (the front-matter's) made empty. */
+function blankFront(source: string, cut: number): string {
+  if (cut === 0) return source;
+  let lines = 0;
+  for (let i = source.indexOf('\n'); i !== -1 && i < cut; i = source.indexOf('\n', i + 1)) lines++;
+  return '\n'.repeat(lines) + source.slice(cut);
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };

@@ -165,6 +165,7 @@ function variants(markdown: string): string[] {
     markdown.replace(/\n?$/, ''),
     markdown.replace(/\n/g, '\r\n'),
     `---\ntitle: t\n---\n${markdown}`,
+    `\ufeff---\r\ntitle: t\r\n...\r\n${markdown.replace(/\n/g, '\r\n')}`,
   ];
 }
 
@@ -201,6 +202,9 @@ const inputs = [
   { name: 'white space at the very end', src: 'a\n  \t ' },
   { name: 'only white space', src: ' \t ' },
   { name: 'empty', src: '' },
+  { name: 'front-matter alone, no final line ending', src: '---\ntitle: t\n---' },
+  { name: 'front-matter alone, CR line endings', src: '---\rtitle: t\r---\r' },
+  { name: 'front-matter then a fence', src: '---\na: 1\n---\n```json\n{}\n```' },
   { name: 'BOM', src: '\ufeff# a\n```json\n{}\n```' },
 ];
 

@@ -45,4 +45,26 @@ describe('RecentTexts', () => {
     recent.set('', 6);
     assert.equal(recent.get(''), 6);
   });
+
+  it('keeps only the newest large text', () => {
+    const recent = new RecentTexts<number>(8, 1_000, 100);
+    const large = (c: string): string => c.repeat(150);
+    recent.set('small one', 1);
+    recent.set(large('a'), 2);
+    recent.set('small two', 3);
+    recent.set(large('b'), 4);
+    assert.equal(recent.get(large('a')), undefined);
+    assert.equal(recent.get(large('b')), 4);
+    assert.equal(recent.get('small one'), 1);
+    assert.equal(recent.get('small two'), 3);
+    // A dropped text's characters are counted out: five large texts of 600 characters in turn
+    // leave the small ones within the 1,000.
+    for (const c of 'vwxyz') recent.set(c.repeat(600), 5);
+    assert.equal(recent.get(large('b')), undefined);
+    recent.set(large('c'), 6);
+    assert.equal(recent.get('z'.repeat(600)), undefined);
+    assert.equal(recent.get('small one'), 1);
+    assert.equal(recent.get('small two'), 3);
+    assert.equal(recent.get(large('c')), 6);
+  });
 });
