@@ -323,10 +323,12 @@ export function structureFromEveryTokenForTest(text: string): NoteStructure {
 const recent = new RecentTexts<NoteStructure>(32, 8 * 1024 * 1024, 64 * 1024);
 
 /**
- * Read a note's block structure with markdown-it's CommonMark block parser (linear in the note's
- * length): every fenced code block with its decoded info string, literal content, container depth
- * and whether it was closed; every heading; the top-level blocks; the lines inside quotes. The
- * front-matter is blanked first (never read as markdown); offsets are into the original text
+ * Read a note's block structure with CommonMark's block rules as markdown-it implements them
+ * (vaultd's scanner, `block-scan.ts`, or markdown-it itself for a note that may hold a link
+ * reference definition; linear in the note's length): every fenced code block with its decoded
+ * info string, literal content, container depth and whether it was closed; every heading; the
+ * top-level blocks; the lines inside quotes. The front-matter's lines are read as empty lines
+ * (never markdown); offsets are into the original text
  * (CRLF, CR and a leading BOM kept). Recent readings are cached, so parsing a note and then
  * writing its results back reads it once.
  * @param text the whole note.
