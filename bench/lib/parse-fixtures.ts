@@ -105,3 +105,20 @@ export function callsNote(bytes: number): string {
   }
   return parts.join('');
 }
+
+/**
+ * One paragraph under quotes `depth` deep whose lines after the first are lazy (no `>`), then a
+ * call at the same depth: every quote of the nest spans every lazy line, the shape that made
+ * markdown-it's block parse (and a parser built on its rules) read each line once per quote.
+ * @param bytes the wanted size.
+ * @param depth quote depth, at most `bytes / 16` so that 1 KB holds it.
+ */
+export function lazyNote(bytes: number, depth = 500): string {
+  const deep = Math.min(depth, Math.floor(bytes / 16));
+  const prefix = '>'.repeat(deep);
+  const call = `${prefix} \`\`\`json\n${prefix} {"tool_call": {"name": "bench_echo", "parameters": {"text": "lazy"}}}\n${prefix} \`\`\`\n`;
+  const head = `${prefix} a paragraph deep in quotes, continued lazily\n`;
+  const line = 'a lazy line of the same paragraph, with no quote marker\n';
+  const lines = Math.max(1, Math.ceil((bytes - head.length - call.length) / line.length));
+  return head + line.repeat(lines) + call;
+}

@@ -5,6 +5,7 @@ import { importBundled } from '../lib/bundled.ts';
 import type { BenchContext } from '../lib/context.ts';
 import {
   callsNote,
+  lazyNote,
   listsNote,
   nestedNote,
   quotesNote,
@@ -28,6 +29,7 @@ const SHAPES: Record<string, (bytes: number) => string> = {
   'nested lists': (bytes) => listsNote(bytes, 40),
   'calls only': callsNote,
   'quotes and lists 20 deep': (bytes) => nestedNote(bytes, 20),
+  'lazy lines under 500 quotes': (bytes) => lazyNote(bytes, 500),
 };
 
 /**

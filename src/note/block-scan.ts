@@ -7,11 +7,12 @@
 // paragraph). A 1 KB note: about 4 times faster than the markdown-it parse it replaces
 // (bench/README.md, item 26).
 //
-// One construct it leaves to markdown-it: a block that may be a link reference definition (a line
-// starting with `[` that may go on `]:`), whose rule reads link syntax over several lines.
-// `scanBlocks` then answers false and the caller parses with markdown-it. Tests keep the two
-// equal: the same structure on every CommonMark spec example and on thousands of random notes
-// (test/note/block-scan.test.ts).
+// One rule is markdown-it's own, run over this scanner's line table: the link reference
+// definition's (a block starting with `[` whose label may close with `]:`), which reads link
+// syntax over several lines. And one thing is done differently, for the same result: a run of
+// lazy lines under nested quotes is read once, not once per quote (markdown-it's parse is
+// quadratic there; see `blockquote`). Tests keep the two equal: the same structure on every
+// CommonMark spec example and on thousands of random notes (test/note/block-scan.test.ts).
 
 /** A block token, with the fields of markdown-it's that vaultd's structure reader reads. */
 export interface BlockToken {
@@ -130,11 +131,33 @@ export function buildLineTable(src: string, blankBefore = 0): LineTable {
 }
 
 /**
+ * What the scanner hands the reader of link reference definitions: its line table and where it
+ * is, with the field names of markdown-it's block state.
+ */
+export interface ScanState {
+  readonly src: string;
+  readonly tokens: BlockToken[];
+  readonly bMarks: Int32Array;
+  readonly eMarks: Int32Array;
+  readonly tShift: Int32Array;
+  readonly sCount: Int32Array;
+  readonly bsCount: Int32Array;
+  readonly blkIndent: number;
+  readonly listIndent: number;
+  readonly lineMax: number;
+  readonly level: number;
+}
+
+/**
+ * Reads the link reference definition starting at `line` (its tokens go to `scan.tokens`): the
+ * line after it, or -1 when there is none.
+ */
+export type ReferenceReader = (scan: ScanState, line: number, endLine: number) => number;
+
+/**
  * Read the blocks of `src` (normalised markdown) into `tokens`: every top-level block's opening
  * token, every fence, heading (with its inline token after it) and block quote (opening and
- * closing), as markdown-it's block parser yields them. False when the note holds a block this
- * reader leaves to markdown-it (then what `tokens` and `sweep` got is a part of the note, to be
- * dropped).
+ * closing), as markdown-it's block parser yields them.
  * @param src normalised markdown.
  * @param blankBefore the lines before this offset (a line's start, or the end) are read as empty
  *   lines: the front-matter's.
@@ -143,31 +166,28 @@ export function buildLineTable(src: string, blankBefore = 0): LineTable {
  *   emptied), now and then between two top-level blocks: a long note's tokens never pile up (a
  *   1 MB note of prose kept 20,000 of them, old-generation garbage that made its parse 20 times
  *   slower than 100 KB's).
+ * @param reference reads a link reference definition (markdown-it's own rule, which reads link
+ *   syntax over several lines).
  */
 export function scanBlocks(
   src: string,
   blankBefore: number,
   tokens: BlockToken[],
   sweep: (tokens: BlockToken[]) => void,
-): boolean {
-  if (src.length === 0) return true;
-  const scan = new Scan(src, blankBefore, tokens, sweep);
+  reference: ReferenceReader,
+): void {
+  if (src.length === 0) return;
+  const scan = new Scan(src, blankBefore, tokens, sweep, reference);
   try {
     scan.tokenize(0, scan.lineMax);
-  } catch (error) {
-    if (error === LEAVE_TO_MARKDOWN_IT) return false;
-    throw error;
   } finally {
     // A stack grown for one long quote is not kept.
     if (savedColumns.length > SAVED_KEEP) savedColumns = new Int32Array(1024);
   }
-  return true;
 }
 
 /** Top-level tokens handed to the sweep at a time. */
 const SWEEP_TOKENS = 64;
-
-const LEAVE_TO_MARKDOWN_IT = new Error('a block left to markdown-it');
 
 const enum Parent {
   Other,
@@ -233,13 +253,13 @@ function isAsciiTrimmable(c: number): boolean {
   return c === SPACE || c === TAB || c === 0x0a || c === 0x0d;
 }
 
-// One stack for the line columns block quotes change, kept from parse to parse (parses never
-// overlap): a quote 8 deep over 20,000 lines saves 640,000 numbers, which arrays grown by push
-// copied into the old generation.
+// One stack for the line columns block quotes change (the line and its four columns), kept from
+// parse to parse (parses never overlap): a quote 8 deep over 20,000 lines saves 800,000 numbers,
+// which arrays grown by push copied into the old generation.
 let savedColumns = new Int32Array(1024);
 const SAVED_KEEP = 65_536;
 
-class Scan {
+class Scan implements ScanState {
   readonly src: string;
   readonly tokens: BlockToken[];
   readonly bMarks: Int32Array;
@@ -260,12 +280,17 @@ class Scan {
   /** Line columns block quotes changed, as they were ({@link Scan.save}), and how many. */
   saved = savedColumns;
   savedTop = 0;
+  /** Where each run of lazy lines kept by {@link Scan.keepLazyRun} ends (0: none starts there). */
+  lazyRunEnd: Int32Array | undefined;
+  /** The lines of the note (lineMax before any quote lowers it). */
+  readonly lines: number;
 
   constructor(
     src: string,
     blankBefore: number,
     tokens: BlockToken[],
     readonly sweep: (tokens: BlockToken[]) => void,
+    readonly reference: ReferenceReader,
   ) {
     this.src = src;
     this.tokens = tokens;
@@ -276,6 +301,7 @@ class Scan {
     this.sCount = table.sCount;
     this.bsCount = table.bsCount;
     this.lineMax = table.lineMax;
+    this.lines = table.lineMax;
   }
 
   isEmpty(line: number): boolean {
@@ -367,7 +393,13 @@ class Scan {
         if (this.list(line, endLine)) return;
         break;
       case 0x5b: // [
-        if (this.mayBeReference(line)) throw LEAVE_TO_MARKDOWN_IT;
+        if (this.mayBeReference(line)) {
+          const after = this.reference(this, line, endLine);
+          if (after >= 0) {
+            this.line = after;
+            return;
+          }
+        }
         break;
       case 0x3c: // <
         if (this.htmlBlock(line, endLine)) return;
@@ -513,20 +545,45 @@ class Scan {
     const src = this.src;
     const { bMarks, bsCount, sCount, tShift } = this;
     const oldLineMax = this.lineMax;
-    // The four columns of every line the quote changes, as they were, from startLine on.
+    // The lines the quote changes, each with its four columns as they were.
     const base = this.savedTop;
     const oldParent = this.parent;
     this.parent = Parent.Other;
     let lastLineEmpty = false;
+    // The first of the lines just read that an enclosing quote had already made lazy, or -1.
+    let runStart = -1;
     let nextLine = startLine;
     for (; nextLine < endLine; nextLine++) {
-      const isOutdented = (sCount[nextLine] as number) < this.blkIndent;
+      const lineCount = sCount[nextLine] as number;
+      const isOutdented = lineCount < this.blkIndent;
       let pos = (bMarks[nextLine] as number) + (tShift[nextLine] as number);
       const max = this.eMarks[nextLine] as number;
+      if (lineCount === -1 && pos < max && !lastLineEmpty) {
+        // A line an enclosing quote made lazy. This quote reads it the same way, and so does
+        // every quote nested in this one: whether it ends the quote depends on its text alone (a
+        // lazy line is never indented code, and never continues a paragraph here). The first
+        // quote to read a run of them keeps where the run ends, and the quotes inside skip it:
+        // without that, a run of lazy lines under 1,000 quotes was read 1,000 times (196 KB:
+        // 14 s; markdown-it 39 s).
+        const end = this.lazyRunEnd?.[nextLine] ?? 0;
+        if (end > nextLine && end <= endLine) {
+          if (runStart < 0) runStart = nextLine;
+          nextLine = end - 1;
+          continue;
+        }
+        if (!this.interrupts(nextLine)) {
+          if (runStart < 0) runStart = nextLine;
+          continue;
+        }
+      }
+      if (runStart >= 0) {
+        this.keepLazyRun(runStart, nextLine);
+        runStart = -1;
+      }
       if (pos >= max) break;
       if (src.charCodeAt(pos++) === 0x3e && !isOutdented) {
         // A `>` line: the quote's content starts after the marker and one optional space.
-        let initial = (sCount[nextLine] as number) + 1;
+        let initial = lineCount + 1;
         let spaceAfterMarker = false;
         let adjustTab = false;
         const after = src.charCodeAt(pos);
@@ -554,7 +611,7 @@ class Scan {
           else break;
         }
         lastLineEmpty = pos >= max;
-        bsCount[nextLine] = (sCount[nextLine] as number) + 1 + (spaceAfterMarker ? 1 : 0);
+        bsCount[nextLine] = lineCount + 1 + (spaceAfterMarker ? 1 : 0);
         sCount[nextLine] = offset - initial;
         tShift[nextLine] = pos - (bMarks[nextLine] as number);
         continue;
@@ -565,7 +622,7 @@ class Scan {
         this.lineMax = nextLine;
         if (this.blkIndent !== 0) {
           this.save(nextLine);
-          sCount[nextLine] = (sCount[nextLine] as number) - this.blkIndent;
+          sCount[nextLine] = lineCount - this.blkIndent;
         }
         break;
       }
@@ -573,6 +630,7 @@ class Scan {
       this.save(nextLine);
       sCount[nextLine] = -1;
     }
+    if (runStart >= 0) this.keepLazyRun(runStart, nextLine);
     const oldIndent = this.blkIndent;
     this.blkIndent = 0;
     const map: [number, number] = [startLine, 0];
@@ -585,30 +643,42 @@ class Scan {
     this.parent = oldParent;
     map[1] = this.line;
     const saved = this.saved;
-    for (let i = base, line = startLine; i < this.savedTop; i += 4, line++) {
-      bMarks[line] = saved[i] as number;
-      bsCount[line] = saved[i + 1] as number;
-      sCount[line] = saved[i + 2] as number;
-      tShift[line] = saved[i + 3] as number;
+    for (let i = base; i < this.savedTop; i += 5) {
+      const line = saved[i] as number;
+      bMarks[line] = saved[i + 1] as number;
+      bsCount[line] = saved[i + 2] as number;
+      sCount[line] = saved[i + 3] as number;
+      tShift[line] = saved[i + 4] as number;
     }
     this.savedTop = base;
     this.blkIndent = oldIndent;
   }
 
+  /**
+   * Keep that the lines [start, end) are lazy lines of an enclosing quote that end no quote: the
+   * quotes nested in the one that read them skip them at once. They stay so while the quote that
+   * made them lazy is open, and no quote reads them after it ends (blocks go forward).
+   */
+  keepLazyRun(start: number, end: number): void {
+    this.lazyRunEnd ??= new Int32Array(this.lines + 2);
+    if (start < this.lazyRunEnd.length) this.lazyRunEnd[start] = end;
+  }
+
   /** Keep `line`'s four columns as they are, for a block quote to put back when it ends. */
   save(line: number): void {
-    if (this.savedTop + 4 > this.saved.length) {
+    if (this.savedTop + 5 > this.saved.length) {
       const larger = new Int32Array(this.saved.length * 2);
       larger.set(this.saved);
       this.saved = savedColumns = larger;
     }
     const saved = this.saved;
     const top = this.savedTop;
-    saved[top] = this.bMarks[line] as number;
-    saved[top + 1] = this.bsCount[line] as number;
-    saved[top + 2] = this.sCount[line] as number;
-    saved[top + 3] = this.tShift[line] as number;
-    this.savedTop = top + 4;
+    saved[top] = line;
+    saved[top + 1] = this.bMarks[line] as number;
+    saved[top + 2] = this.bsCount[line] as number;
+    saved[top + 3] = this.sCount[line] as number;
+    saved[top + 4] = this.tShift[line] as number;
+    this.savedTop = top + 5;
   }
 
   isHr(line: number): boolean {

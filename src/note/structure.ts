@@ -1,7 +1,7 @@
 import MarkdownIt from 'markdown-it';
 import type { StateBlock, Token } from 'markdown-it';
 import { MAX_NESTING, buildLineTable, scanBlocks } from './block-scan.ts';
-import type { BlockToken } from './block-scan.ts';
+import type { BlockToken, ScanState } from './block-scan.ts';
 import { splitFrontMatter } from './front-matter.ts';
 import type { FrontMatterSpan } from './types.ts';
 import { RecentTexts } from './recent-texts.ts';
@@ -231,6 +231,37 @@ if (fenceRule === undefined) throw new Error('markdown-it has no fence rule');
 const paragraphRule = builtinRules.find((rule) => rule.name === 'paragraph')?.fn;
 if (paragraphRule === undefined) throw new Error('markdown-it has no paragraph rule');
 
+const referenceRule = builtinRules.find((rule) => rule.name === 'reference')?.fn;
+if (referenceRule === undefined) throw new Error('markdown-it has no reference rule');
+
+/**
+ * markdown-it's link reference definition rule, run for vaultd's scanner over the scanner's own
+ * line table (a block state of markdown-it's shape around the same columns): the line after the
+ * definition, or -1 when the block is not one.
+ */
+function readReference(scan: ScanState, line: number, endLine: number): number {
+  const state = Object.create(LeanBlockState.prototype as object) as LeanState;
+  state.src = scan.src;
+  state.md = md;
+  state.env = {};
+  state.tokens = scan.tokens as unknown as Token[];
+  state.bMarks = scan.bMarks as unknown as number[];
+  state.eMarks = scan.eMarks as unknown as number[];
+  state.tShift = scan.tShift as unknown as number[];
+  state.sCount = scan.sCount as unknown as number[];
+  state.bsCount = scan.bsCount as unknown as number[];
+  state.blkIndent = scan.blkIndent;
+  state.line = line;
+  state.lineMax = scan.lineMax;
+  state.tight = false;
+  state.listIndent = scan.listIndent;
+  state.parentType = 'root';
+  state.level = scan.level;
+  return (referenceRule as NonNullable<typeof referenceRule>)(state, line, endLine, false)
+    ? state.line
+    : -1;
+}
+
 md.block.ruler.at('paragraph', (state, startLine, endLine, silent) => {
   skipParagraphText = !keepEveryToken;
   try {
@@ -291,15 +322,14 @@ export function tokensForTest(src: string): Token[] {
  * @param text the whole note.
  */
 export function structureFromMarkdownItForTest(text: string): NoteStructure {
-  return read(text, 'markdown-it') as NoteStructure;
+  return read(text, 'markdown-it');
 }
 
 /**
- * A note's structure as vaultd's block scanner reads it (not from the cache), or null when the
- * scanner leaves the note to markdown-it.
+ * A note's structure as vaultd's block scanner reads it (not from the cache).
  * @param text the whole note.
  */
-export function structureFromScannerForTest(text: string): NoteStructure | null {
+export function structureFromScannerForTest(text: string): NoteStructure {
   return read(text, 'scanner');
 }
 
@@ -324,8 +354,7 @@ const recent = new RecentTexts<NoteStructure>(32, 8 * 1024 * 1024, 64 * 1024);
 
 /**
  * Read a note's block structure with CommonMark's block rules as markdown-it implements them
- * (vaultd's scanner, `block-scan.ts`, or markdown-it itself for a note that may hold a link
- * reference definition; linear in the note's length): every fenced code block with its decoded
+ * (vaultd's scanner, `block-scan.ts`; linear in the note's length): every fenced code block with its decoded
  * info string, literal content, container depth and whether it was closed; every heading; the
  * top-level blocks; the lines inside quotes. The front-matter's lines are read as empty lines
  * (never markdown); offsets are into the original text
@@ -342,12 +371,10 @@ export function readStructure(text: string): NoteStructure {
   return structure;
 }
 
-/** Which block reader `read` uses: vaultd's scanner with markdown-it for what it leaves, or one. */
-type Reader = 'auto' | 'markdown-it' | 'scanner';
+/** Which block reader `read` uses: vaultd's scanner, or markdown-it's parser (the tests' reference). */
+type Reader = 'scanner' | 'markdown-it';
 
-function read(text: string): NoteStructure;
-function read(text: string, reader: Reader): NoteStructure | null;
-function read(text: string, reader: Reader = 'auto'): NoteStructure | null {
+function read(text: string, reader: Reader = 'scanner'): NoteStructure {
   // A leading BOM is not part of the first line: offsets of line 0 start after it.
   const bom = text.charCodeAt(0) === 0xfeff ? 1 : 0;
   const hasCr = text.includes('\r');
@@ -454,30 +481,14 @@ function read(text: string, reader: Reader = 'auto'): NoteStructure | null {
     }
   };
   const tokens: Token[] = [];
-  const scanned =
-    reader !== 'markdown-it' &&
-    !keepEveryToken &&
-    scanBlocks(
-      source,
-      cut,
-      tokens as unknown as BlockToken[],
-      consume as (t: BlockToken[]) => void,
-    );
-  if (scanned) {
-    consume(tokens);
-  } else {
-    if (reader === 'scanner') return null;
-    // The scanner left the note to markdown-it: what it read so far is read again.
-    fences.length = 0;
-    headings.length = 0;
-    top.length = 0;
-    quoted?.fill(0);
-    quotes = 0;
-    tokens.length = 0;
+  if (reader === 'markdown-it' || keepEveryToken) {
     const env: SweepEnv = { sweep: consume };
     md.block.parse(blankFront(source, cut), md, env as unknown as LeanState['env'], tokens);
-    consume(tokens);
+  } else {
+    const sweep = consume as (t: BlockToken[]) => void;
+    scanBlocks(source, cut, tokens as unknown as BlockToken[], sweep, readReference);
   }
+  consume(tokens);
 
   const quotedLines = new LineBits(quoted);
   return { fences, headings, top, lineStarts, quotedLines, frontMatter: span };
