@@ -186,6 +186,21 @@ export function scanBlocks(
   }
 }
 
+// Lines walked by block quotes looking for their end, for the test that keeps it linear.
+let quoteSteps = 0;
+
+/**
+ * How many lines the block quotes of `src` walk looking for their end (a run of lazy lines
+ * skipped at once counts one), for the test that keeps the scan linear in the note's size.
+ * @param src normalised markdown.
+ * @param reference as for {@link scanBlocks}.
+ */
+export function quoteStepsForTest(src: string, reference: ReferenceReader): number {
+  quoteSteps = 0;
+  scanBlocks(src, 0, [], () => undefined, reference);
+  return quoteSteps;
+}
+
 /** Top-level tokens handed to the sweep at a time. */
 const SWEEP_TOKENS = 64;
 
@@ -554,6 +569,7 @@ class Scan implements ScanState {
     let runStart = -1;
     let nextLine = startLine;
     for (; nextLine < endLine; nextLine++) {
+      quoteSteps++;
       const lineCount = sCount[nextLine] as number;
       const isOutdented = lineCount < this.blkIndent;
       let pos = (bMarks[nextLine] as number) + (tShift[nextLine] as number);

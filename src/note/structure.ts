@@ -1,6 +1,11 @@
 import MarkdownIt from 'markdown-it';
 import type { StateBlock, Token } from 'markdown-it';
-import { MAX_NESTING, buildLineTable, scanBlocks } from './block-scan.ts';
+import {
+  MAX_NESTING,
+  buildLineTable,
+  quoteStepsForTest as scanQuoteSteps,
+  scanBlocks,
+} from './block-scan.ts';
 import type { BlockToken, ScanState } from './block-scan.ts';
 import { splitFrontMatter } from './front-matter.ts';
 import type { FrontMatterSpan } from './types.ts';
@@ -323,6 +328,14 @@ export function tokensForTest(src: string): Token[] {
  */
 export function structureFromMarkdownItForTest(text: string): NoteStructure {
   return read(text, 'markdown-it');
+}
+
+/**
+ * How many lines the block quotes of `src` walk (block-scan.ts's `quoteStepsForTest`).
+ * @param src normalised markdown.
+ */
+export function quoteStepsForTest(src: string): number {
+  return scanQuoteSteps(src, readReference);
 }
 
 /**

@@ -13,6 +13,7 @@ import {
   typicalNote,
 } from '../../bench/lib/parse-fixtures.ts';
 import {
+  quoteStepsForTest,
   readStructure,
   structureFromMarkdownItForTest,
   structureFromScannerForTest,
@@ -325,4 +326,27 @@ test('a long note with a reference definition after many top-level blocks', () =
   assert.equal(read.fences.length, 100);
   assert.equal(read.headings.length, 100);
   assert.equal(read.top.filter((b) => b.kind === 'reference_definition').length, 1);
+});
+
+test('lazy lines under quotes 1,000 deep are walked once, not once per quote (a hostile note)', () => {
+  // The attack: one paragraph under 1,000 quotes whose lines go on without `>`. Each quote walks
+  // the lines it may span; markdown-it's parse walks every lazy line once per quote (196 KB took
+  // 39 s there), so the note could hold a parse until its timeout. Counted, not timed: the lines
+  // the quotes walk must grow with the note, not with the note times its depth.
+  const deep = '>'.repeat(1000);
+  const lazy = 'a lazy line\n'.repeat(2000);
+  const notes = [
+    `${deep} a\n${lazy}`,
+    // With a reference definition (markdown-it's own rule) and lazy runs broken up.
+    `[a]: /url\n\n${deep} a\n${lazy}      - ends the inner quotes\n${lazy}`,
+    `${deep} a\n${lazy}${deep} b\n${lazy}`,
+  ];
+  for (const note of notes) {
+    const lines = note.split('\n').length;
+    const steps = quoteStepsForTest(note);
+    assert.ok(steps < 5 * (lines + 1000), `${steps} steps for ${lines} lines under 1,000 quotes`);
+  }
+  // The same reading as markdown-it's, on a smaller one (markdown-it's own parse is the slow one).
+  const small = `${'>'.repeat(200)} a\n${'lazy\n'.repeat(300)}`;
+  assert.deepEqual(structureFromScannerForTest(small), structureFromMarkdownItForTest(small));
 });
