@@ -431,9 +431,10 @@ class Scan implements ScanState {
   /**
    * Whether `line` ends a paragraph or a block quote's lazy lines: a fence, a block quote, a
    * thematic break, a list item, an HTML block of the first six kinds, or an ATX heading starts
-   * on it (markdown-it's terminator rules of `paragraph`, `blockquote` and `reference`).
+   * on it (markdown-it's terminator rules of `paragraph`, `blockquote` and `reference`). With
+   * `list`, whether it ends a list: only a fence, a block quote or a thematic break does.
    */
-  interrupts(line: number): boolean {
+  interrupts(line: number, list = false): boolean {
     if ((this.sCount[line] as number) - this.blkIndent >= 4) return false;
     const pos = (this.bMarks[line] as number) + (this.tShift[line] as number);
     const c = this.src.charCodeAt(pos);
@@ -445,38 +446,20 @@ class Scan implements ScanState {
         return true;
       case 0x2a:
       case 0x2d:
-        return this.isHr(line) || this.listInterrupts(line);
+        return this.isHr(line) || (!list && this.listInterrupts(line));
       case 0x5f:
         return this.isHr(line);
       case 0x2b:
-        return this.listInterrupts(line);
+        return !list && this.listInterrupts(line);
       case 0x3c: {
+        if (list) return false;
         const kind = htmlKind(this.src.slice(pos, this.eMarks[line]));
         return kind >= 0 && kind < 6;
       }
       case 0x23:
-        return this.opensHeading(line);
+        return !list && this.opensHeading(line);
       default:
-        return c >= 0x30 && c <= 0x39 && this.listInterrupts(line);
-    }
-  }
-
-  /** Whether `line` ends a list (markdown-it's terminator rules of `list`). */
-  interruptsList(line: number): boolean {
-    if ((this.sCount[line] as number) - this.blkIndent >= 4) return false;
-    const c = this.src.charCodeAt((this.bMarks[line] as number) + (this.tShift[line] as number));
-    switch (c) {
-      case 0x60:
-      case 0x7e:
-        return this.opensFence(line);
-      case 0x3e:
-        return true;
-      case 0x2a:
-      case 0x2d:
-      case 0x5f:
-        return this.isHr(line);
-      default:
-        return false;
+        return !list && c >= 0x30 && c <= 0x39 && this.listInterrupts(line);
     }
   }
 
@@ -832,7 +815,7 @@ class Scan implements ScanState {
       if (nextLine >= endLine) break;
       if ((sCount[nextLine] as number) < this.blkIndent) break;
       if ((sCount[nextLine] as number) - this.blkIndent >= 4) break;
-      if (this.interruptsList(nextLine)) break;
+      if (this.interrupts(nextLine, true)) break;
       // The next item, with the same kind of marker.
       posAfterMarker = ordered ? this.orderedEnd(nextLine) : this.bulletEnd(nextLine);
       if (posAfterMarker < 0) break;
