@@ -12,7 +12,7 @@ function random(seed: number): (n: number) => number {
   let state = seed;
   return (n) => {
     state = (state * 1103515245 + 12345) % 2147483648;
-    return state % n;
+    return Math.floor((state / 2147483648) * n);
   };
 }
 
@@ -108,7 +108,7 @@ function document(seed: number): string {
   const r = random(seed);
   const eol = r(5) === 0 ? '\r\n' : '\n';
   const lines: string[] = [];
-  const count = 1 + r(6);
+  const count = 1 + r(4);
   for (let i = 0; i < count; i++) {
     switch (r(12)) {
       case 0:
@@ -141,7 +141,7 @@ function library(content: string): { ok: boolean; data: unknown } {
 
 test('the simple reader reads what the yaml library reads, or gives up', () => {
   let fast = 0;
-  const total = 20_000;
+  const total = 40_000;
   for (let seed = 1; seed <= total; seed++) {
     const content = document(seed);
     const simple = readSimpleYaml(content);
@@ -151,8 +151,8 @@ test('the simple reader reads what the yaml library reads, or gives up', () => {
     assert.ok(lib.ok, `simple read ${JSON.stringify(content)}, which the library rejects`);
     assert.deepEqual(simple.data, lib.data, JSON.stringify(content));
   }
-  // Both sides are exercised: many documents are simple, many are not.
-  assert.ok(fast > total / 5 && fast < (total * 4) / 5, `${fast} of ${total} read simply`);
+  // Both sides are exercised: thousands of documents are simple, most are not.
+  assert.ok(fast > 3_000 && fast < total - 3_000, `${fast} of ${total} read simply`);
 });
 
 test('the positions of simple values are the values in the text', () => {
@@ -185,7 +185,7 @@ test('a write-back to simple front-matter reads back, through the library, as in
     -2,
   ];
   let checked = 0;
-  for (let seed = 1; seed <= 3000; seed++) {
+  for (let seed = 1; seed <= 4000; seed++) {
     const content = document(seed);
     if (readSimpleYaml(content) === null) continue;
     const eol = content.includes('\r\n') ? '\r\n' : '\n';
