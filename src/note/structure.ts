@@ -81,6 +81,10 @@ export interface NoteStructure {
   readonly frontMatter: FrontMatterSpan | null;
 }
 
+// markdown-it's block parser. The daemon reads every note with vaultd's scanner (block-scan.ts),
+// which runs one rule of this parser (link reference definitions) on a state of the shape below;
+// the whole parse, with the changes below, is the reference the tests hold the scanner to
+// (`structureFromMarkdownItForTest`).
 const md = new MarkdownIt('commonmark', { html: true });
 md.set({ maxNesting: MAX_NESTING });
 
