@@ -134,19 +134,22 @@ export function buildLineTable(src: string, blankBefore = 0): LineTable {
  * What the scanner hands the reader of link reference definitions: its line table and where it
  * is, with the field names of markdown-it's block state.
  */
-export interface ScanState {
-  readonly src: string;
-  readonly tokens: BlockToken[];
-  readonly bMarks: Int32Array;
-  readonly eMarks: Int32Array;
-  readonly tShift: Int32Array;
-  readonly sCount: Int32Array;
-  readonly bsCount: Int32Array;
-  readonly blkIndent: number;
-  readonly listIndent: number;
-  readonly lineMax: number;
-  readonly level: number;
-}
+export type ScanState = Readonly<
+  Pick<
+    Scan,
+    | 'src'
+    | 'tokens'
+    | 'bMarks'
+    | 'eMarks'
+    | 'tShift'
+    | 'sCount'
+    | 'bsCount'
+    | 'blkIndent'
+    | 'listIndent'
+    | 'lineMax'
+    | 'level'
+  >
+>;
 
 /**
  * Reads the link reference definition starting at `line` (its tokens go to `scan.tokens`): the
@@ -274,7 +277,7 @@ function isAsciiTrimmable(c: number): boolean {
 let savedColumns = new Int32Array(1024);
 const SAVED_KEEP = 65_536;
 
-class Scan implements ScanState {
+class Scan {
   readonly src: string;
   readonly tokens: BlockToken[];
   readonly bMarks: Int32Array;
