@@ -46,9 +46,8 @@ export async function runParseCost(ctx: BenchContext): Promise<Figure[]> {
   const figures: Figure[] = [];
   // The same-run reference for a small note: a stock markdown-it's block parse of the same text
   // (what the issue quoted at 0.02 ms for 1 KB), so a figure can be read against this machine.
-  // A copy of the library of its own (a module URL of its own): run through the same functions
-  // as vaultd's lean state, the stock state and tokens would make markdown-it's rules polymorphic
-  // and slow both down (measured: vaultd's 1 KB parse 0.07 → 0.18 ms).
+  // A copy of the library of its own (a module URL of its own), so this parse neither warms nor
+  // shapes the code of the copy vaultd loads (its reference rule runs for the scanner).
   const { default: StockMarkdownIt } = (await import(
     `${import.meta.resolve('markdown-it')}?stock-reference`
   )) as { default: typeof MarkdownIt };

@@ -258,19 +258,6 @@ function htmlKind(text: string): number {
   return -1;
 }
 
-/** ASCII white space trimmed from both ends (markdown-it keeps Unicode spaces in headings). */
-function asciiTrim(text: string): string {
-  let start = 0;
-  let end = text.length;
-  while (start < end && isAsciiTrimmable(text.charCodeAt(start))) start++;
-  while (end > start && isAsciiTrimmable(text.charCodeAt(end - 1))) end--;
-  return text.slice(start, end);
-}
-
-function isAsciiTrimmable(c: number): boolean {
-  return c === SPACE || c === TAB || c === 0x0a || c === 0x0d;
-}
-
 // One stack for the line columns block quotes change (the line and its four columns), kept from
 // parse to parse (parses never overlap): a quote 8 deep over 20,000 lines saves 800,000 numbers,
 // which arrays grown by push copied into the old generation.
@@ -914,10 +901,11 @@ class Scan {
     while (closing > pos && src.charCodeAt(closing - 1) === 0x23) closing--;
     if (closing > pos && isSpace(src.charCodeAt(closing - 1))) max = closing;
     this.line = line + 1;
-    this.pushHeading(level, [line, line + 1], asciiTrim(src.slice(pos, max)));
+    this.pushHeading(level, [line, line + 1], src.slice(pos, max));
     return true;
   }
 
+  /** A heading's tokens; its text is taken as written (the structure's reader trims it). */
   pushHeading(level: number, map: [number, number], text: string): void {
     this.tokens.push(token('heading_open', `h${level}`, 1, this.level, map));
     const inline = token('inline', '', 0, this.level + 1, [map[0], map[1]]);
@@ -955,7 +943,7 @@ class Scan {
     this.parent = oldParent;
     if (level > 0) {
       this.line = nextLine + 1;
-      const text = asciiTrim(this.getLines(startLine, nextLine, this.blkIndent, false));
+      const text = this.getLines(startLine, nextLine, this.blkIndent, false);
       this.pushHeading(level, [startLine, this.line], text);
       return;
     }

@@ -82,174 +82,81 @@ export interface NoteStructure {
 }
 
 // markdown-it's block parser. The daemon reads every note with vaultd's scanner (block-scan.ts),
-// which runs one rule of this parser (link reference definitions) on a state of the shape below;
-// the whole parse, with the changes below, is the reference the tests hold the scanner to
+// which runs one rule of it (link reference definitions) over the scanner's line table; the
+// whole parse, plus the fence rule below, is the reference the tests hold the scanner to
 // (`structureFromMarkdownItForTest`).
 const md = new MarkdownIt('commonmark', { html: true });
 md.set({ maxNesting: MAX_NESTING });
-
-// markdown-it's published build turns every class field into a helper call (`_defineProperty`),
-// which was 40 % of a 1 KB note's block parse, and finds line ends one character at a time. The
-// block rules only read the state's fields and assign fields of the tokens they push (none calls
-// a Token method), so a state built here with plain fields and plain-object tokens parses the same
-// (test/note/structure.test.ts compares it with markdown-it's own state); measured 150 µs → about
-// 40 µs for the block parse of the 1 KB bench note.
 const BlockState = md.block.State;
-type LeanState = InstanceType<typeof BlockState>;
-
-function LeanBlockState(
-  this: LeanState,
-  src: string,
-  parser: LeanState['md'],
-  env: LeanState['env'],
-  tokens: Token[],
-): void {
-  this.src = src;
-  this.md = parser;
-  this.env = env;
-  this.tokens = tokens;
-  // Views of exactly lineMax + 1 rows: a read past the table gives undefined, as with arrays.
-  const table = buildLineTable(src);
-  const size = table.lineMax + 1;
-  this.bMarks = table.bMarks.subarray(0, size) as unknown as number[];
-  this.eMarks = table.eMarks.subarray(0, size) as unknown as number[];
-  this.tShift = table.tShift.subarray(0, size) as unknown as number[];
-  this.sCount = table.sCount.subarray(0, size) as unknown as number[];
-  this.bsCount = table.bsCount.subarray(0, size) as unknown as number[];
-  this.blkIndent = 0;
-  this.line = 0;
-  this.lineMax = table.lineMax;
-  this.tight = false;
-  this.listIndent = -1;
-  this.parentType = 'root';
-  this.level = 0;
-}
-
-LeanBlockState.prototype = Object.create(BlockState.prototype) as LeanState;
-LeanBlockState.prototype.push = function push(
-  this: LeanState,
-  type: string,
-  tag: string,
-  nesting: -1 | 0 | 1,
-): Token {
-  if (nesting < 0) this.level--;
-  const token = {
-    type,
-    tag,
-    attrs: null,
-    map: null,
-    nesting,
-    level: this.level,
-    children: null,
-    content: '',
-    markup: '',
-    info: '',
-    meta: null,
-    block: true,
-    hidden: false,
-  } as unknown as Token;
-  if (nesting > 0) this.level++;
-  if (keepEveryToken || isRead(this.tokens, type, token.level, nesting)) this.tokens.push(token);
-  return token;
-};
-
-// Only the tokens `read` looks at are kept; the others are made (a rule sets their fields) and
-// dropped at once. Inside one top-level block (a list of 30,000 items is one) the parse then holds
-// its quotes, headings and fences, not every paragraph and item: a 1 MB list parsed 15–19 times
-// slower than 100 KB while it kept them all (bench/README.md). The one rule that reads tokens back,
-// the list's, looks for paragraphs one level inside its items, which are never kept, and only
-// marks them hidden. Tests compare the tokens (all kept) with a stock markdown-it's, and the
-// structure read from the kept ones with the structure read from all.
-let keepEveryToken = false;
-
-function isRead(tokens: Token[], type: string, level: number, nesting: number): boolean {
-  if (level === 0 && nesting >= 0) return true;
-  switch (type) {
-    case 'fence':
-    case 'heading_open':
-    case 'blockquote_open':
-    case 'blockquote_close':
-      return true;
-    case 'inline':
-      // A heading's text.
-      return tokens[tokens.length - 1]?.type === 'heading_open';
-    default:
-      return false;
-  }
-}
-md.block.State = LeanBlockState as unknown as typeof BlockState;
-
-// A paragraph's text is the one thing the paragraph rule makes with `getLines` (a copy of its
-// lines, then trimmed), and nothing reads it: the paragraph's inline token is never kept. While
-// that rule runs, `getLines` answers '' (the rules it asks whether a line ends the paragraph only
-// look, and never call it). A setext heading, whose text is read, comes from its own rule.
-let skipParagraphText = false;
-LeanBlockState.prototype.getLines = function getLines(
-  this: LeanState,
-  begin: number,
-  end: number,
-  indent: number,
-  keepLastLF: boolean,
-): string {
-  if (skipParagraphText) return '';
-  return BlockState.prototype.getLines.call(this, begin, end, indent, keepLastLF);
-};
-
-/** What `read` hands the parser: where the tokens of each finished top-level block go. */
-interface SweepEnv {
-  sweep(tokens: Token[]): void;
-}
-
-// A rule tried first at the start of every block, which never matches: at the top level (no
-// container open) the blocks before are finished, so their tokens are read and dropped. The parse
-// then holds the tokens of one top-level block at a time, not of the whole note (a 1 MB note of
-// prose made old-generation garbage enough to parse 20 times slower than 100 KB).
-md.block.ruler.before('code', 'vaultd_sweep', (state) => {
-  if (state.level !== 0 || state.tokens.length === 0) return false;
-  const env = state.env as Partial<SweepEnv>;
-  if (env.sweep === undefined) return false;
-  env.sweep(state.tokens);
-  state.tokens.length = 0;
-  return false;
-});
+type State = InstanceType<typeof BlockState>;
 
 /**
- * The line table markdown-it's own block state and vaultd's leaner one build for `src`, for the
- * test that keeps them equal.
+ * The line table markdown-it's block state and vaultd's scanner build for `src`, for the test
+ * that keeps them equal.
  * @param src normalised markdown.
  */
 export function lineTablesForTest(src: string): { ours: unknown; markdownIt: unknown } {
-  const table = (state: LeanState) => ({
-    bMarks: Array.from(state.bMarks),
-    eMarks: Array.from(state.eMarks),
-    tShift: Array.from(state.tShift),
-    sCount: Array.from(state.sCount),
-    bsCount: Array.from(state.bsCount),
-    lineMax: state.lineMax,
-  });
   const markdownIt = new BlockState(src, md, {}, []);
-  const ours = new (md.block.State as unknown as typeof BlockState)(src, md, {}, []);
-  return { ours: table(ours), markdownIt: table(markdownIt) };
+  const ours = buildLineTable(src);
+  const rows = (column: ArrayLike<number>) => Array.from(column).slice(0, ours.lineMax + 1);
+  return {
+    ours: {
+      bMarks: rows(ours.bMarks),
+      eMarks: rows(ours.eMarks),
+      tShift: rows(ours.tShift),
+      sCount: rows(ours.sCount),
+      bsCount: rows(ours.bsCount),
+      lineMax: ours.lineMax,
+    },
+    markdownIt: {
+      bMarks: markdownIt.bMarks,
+      eMarks: markdownIt.eMarks,
+      tShift: markdownIt.tShift,
+      sCount: markdownIt.sCount,
+      bsCount: markdownIt.bsCount,
+      lineMax: markdownIt.lineMax,
+    },
+  };
 }
+
 const builtinRules = md.block.ruler['__rules__' as never] as unknown as {
   name: string;
   fn: (state: StateBlock, startLine: number, endLine: number, silent: boolean) => boolean;
 }[];
 const fenceRule = builtinRules.find((rule) => rule.name === 'fence')?.fn;
 if (fenceRule === undefined) throw new Error('markdown-it has no fence rule');
-const paragraphRule = builtinRules.find((rule) => rule.name === 'paragraph')?.fn;
-if (paragraphRule === undefined) throw new Error('markdown-it has no paragraph rule');
-
 const referenceRule = builtinRules.find((rule) => rule.name === 'reference')?.fn;
 if (referenceRule === undefined) throw new Error('markdown-it has no reference rule');
 
+// The block state the reference rule runs on: markdown-it's, with a `push` that makes a plain
+// token like the scanner's. The library's Token class sets each field through a helper: 200,000
+// short definitions read in 732 ms with it, 557 ms with this (one run each, scratch script).
+const ReferenceState = Object.create(BlockState.prototype as object) as State;
+ReferenceState.push = function push(this: State, type, tag, nesting): Token {
+  if (nesting < 0) this.level--;
+  const token: BlockToken = {
+    type,
+    tag,
+    nesting,
+    level: this.level,
+    map: null,
+    markup: '',
+    info: '',
+    content: '',
+    meta: null,
+  };
+  if (nesting > 0) this.level++;
+  this.tokens.push(token as unknown as Token);
+  return token as unknown as Token;
+};
+
 /**
  * markdown-it's link reference definition rule, run for vaultd's scanner over the scanner's own
- * line table (a block state of markdown-it's shape around the same columns): the line after the
+ * line table (a block state of markdown-it's around the same columns): the line after the
  * definition, or -1 when the block is not one.
  */
 function readReference(scan: ScanState, line: number, endLine: number): number {
-  const state = Object.create(LeanBlockState.prototype as object) as LeanState;
+  const state = Object.create(ReferenceState) as State;
   state.src = scan.src;
   state.md = md;
   state.env = {};
@@ -270,15 +177,6 @@ function readReference(scan: ScanState, line: number, endLine: number): number {
     ? state.line
     : -1;
 }
-
-md.block.ruler.at('paragraph', (state, startLine, endLine, silent) => {
-  skipParagraphText = !keepEveryToken;
-  try {
-    return paragraphRule(state, startLine, endLine, silent);
-  } finally {
-    skipParagraphText = false;
-  }
-});
 
 // The built-in rule, plus one thing it knows but does not keep: whether a closing fence ended
 // the block. It is, exactly when the block's last line (past its first) is a closing fence.
@@ -310,18 +208,13 @@ function closesFence(state: StateBlock, line: number, markup: string): boolean {
 }
 
 /**
- * The block tokens vaultd's parser yields for `src` (normalised markdown), for the test that
- * compares them with a stock markdown-it's.
+ * The block tokens of the tests' reference parse for `src` (normalised markdown), for the test
+ * that compares them with a stock markdown-it's (only the fence rule differs, by its `meta`).
  * @param src normalised markdown.
  */
 export function tokensForTest(src: string): Token[] {
   const tokens: Token[] = [];
-  keepEveryToken = true;
-  try {
-    md.block.parse(src, md, {}, tokens);
-  } finally {
-    keepEveryToken = false;
-  }
+  md.block.parse(src, md, {}, tokens);
   return tokens;
 }
 
@@ -348,20 +241,6 @@ export function quoteStepsForTest(src: string): number {
  */
 export function structureFromScannerForTest(text: string): NoteStructure {
   return read(text, 'scanner');
-}
-
-/**
- * A note's structure read from every token markdown-it makes, not only the ones kept (and not
- * from the cache), for the test that keeps the two equal.
- * @param text the whole note.
- */
-export function structureFromEveryTokenForTest(text: string): NoteStructure {
-  keepEveryToken = true;
-  try {
-    return read(text);
-  } finally {
-    keepEveryToken = false;
-  }
 }
 
 // Recent readings: parsing a note and then writing its results back reads it once (in the
@@ -498,9 +377,8 @@ function read(text: string, reader: Reader = 'scanner'): NoteStructure {
     }
   };
   const tokens: Token[] = [];
-  if (reader === 'markdown-it' || keepEveryToken) {
-    const env: SweepEnv = { sweep: consume };
-    md.block.parse(blankFront(source, cut), md, env as unknown as LeanState['env'], tokens);
+  if (reader === 'markdown-it') {
+    md.block.parse(blankFront(source, cut), md, {}, tokens);
   } else {
     const sweep = consume as (t: BlockToken[]) => void;
     scanBlocks(source, cut, tokens as unknown as BlockToken[], sweep, readReference);

@@ -1,7 +1,9 @@
-// vaultd parses with a leaner block state than markdown-it's own (plain fields, plain-object
-// tokens, line ends found with indexOf). These tests keep the two equal: the same line table and
-// the same token stream as a stock markdown-it on every CommonMark spec example and on random
-// notes built from the characters that decide block structure.
+// vaultd's scanner builds markdown-it's line table itself (typed columns, line ends found with
+// indexOf), and the tests' reference parse is markdown-it's with one rule wrapped (whether a fence
+// was closed). These tests keep them honest: the same line table and the same token stream as a
+// stock markdown-it, and the structure the daemon reads equal to the reference parse's, on every
+// CommonMark spec example and on random notes built from the characters that decide block
+// structure.
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { test } from 'node:test';
@@ -10,7 +12,7 @@ import type { Token } from 'markdown-it';
 import {
   lineTablesForTest,
   readStructure,
-  structureFromEveryTokenForTest,
+  structureFromMarkdownItForTest,
   tokensForTest,
 } from '../../src/note/structure.ts';
 
@@ -88,24 +90,23 @@ const inputs = [
   { name: 'no final line ending', src: '> a\n- b' },
 ];
 
-test('the lean block state builds the same line table as markdown-it', () => {
+test('the scanner builds the same line table as markdown-it', () => {
   for (const { name, src } of inputs) {
     const { ours, markdownIt } = lineTablesForTest(src);
     assert.deepEqual(ours, markdownIt, name);
   }
 });
 
-test('the lean block state yields the same tokens as a stock markdown-it', () => {
+test('the reference parse yields the same tokens as a stock markdown-it', () => {
   for (const { name, src } of inputs) {
     assert.deepEqual(tokensForTest(src).map(shape), stockTokens(src), name);
   }
 });
 
-test('the structure read from the tokens kept is the one read from every token', () => {
+test('the structure the daemon reads (cached, scanned) is the one markdown-it’s parse gives', () => {
   const notes = [
     ...inputs.map((i) => i.src),
-    // Headings, fences and quotes deep inside one long list: the tokens of a list are kept only
-    // where they are read.
+    // Headings, fences and quotes deep inside one long list.
     Array.from(
       { length: 60 },
       (_, i) =>
@@ -115,7 +116,7 @@ test('the structure read from the tokens kept is the one read from every token',
   ];
   for (const [n, text] of notes.entries()) {
     const kept = readStructure(text);
-    const every = structureFromEveryTokenForTest(text);
+    const every = structureFromMarkdownItForTest(text);
     assert.deepEqual(kept, every, `note ${n}: ${JSON.stringify(text.slice(0, 80))}`);
   }
 });
