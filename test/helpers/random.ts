@@ -14,3 +14,12 @@ export function seededRandom(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
   };
 }
+
+/**
+ * {@link seededRandom} as whole numbers: a function giving an integer in [0, n).
+ * @param seed any integer.
+ */
+export function seededInts(seed: number): (n: number) => number {
+  const random = seededRandom(seed);
+  return (n) => Math.floor(random() * n);
+}

@@ -18,18 +18,10 @@ import {
   structureFromMarkdownItForTest,
   structureFromScannerForTest,
 } from '../../src/note/structure.ts';
+import { seededInts } from '../helpers/random.ts';
 
 const require = createRequire(import.meta.url);
 const spec = require('commonmark-spec') as { tests: { markdown: string; number: number }[] };
-
-/** A random generator (a linear congruential one: the same notes on every run). */
-function generator(seed: number): (n: number) => number {
-  let state = seed;
-  return (n) => {
-    state = (state * 1103515245 + 12345) % 2147483648;
-    return Math.floor((state / 2147483648) * n);
-  };
-}
 
 // Pieces of lines: container markers, indentation, fences, headings, underlines, HTML of every
 // kind, thematic breaks, tabs, text, and the characters a reference definition starts with.
@@ -109,7 +101,7 @@ const PIECES = [
 ];
 
 function randomNote(seed: number, pieces = 60): string {
-  const next = generator(seed);
+  const next = seededInts(seed);
   let out = '';
   const length = 1 + next(pieces);
   for (let i = 0; i < length; i++) out += PIECES[next(PIECES.length)];
@@ -118,7 +110,7 @@ function randomNote(seed: number, pieces = 60): string {
 
 /** A random note made of whole lines, each a stack of containers and one leaf. */
 function randomLines(seed: number): string {
-  const next = generator(seed);
+  const next = seededInts(seed);
   const containers = ['> ', '- ', '* ', '1. ', '  ', '    ', '\t', '>', '   ', '2) '];
   const leaves = [
     'text',
@@ -159,7 +151,7 @@ function randomLines(seed: number): string {
  * quote made lazy, which the scanner reads once for all the quotes inside (the lazy runs it keeps).
  */
 function randomLazy(seed: number): string {
-  const next = generator(seed);
+  const next = seededInts(seed);
   const lazy = [
     'lazy text',
     'more lazy',

@@ -7,14 +7,7 @@ import { test } from 'node:test';
 import { parseDocument } from 'yaml';
 import { splitFrontMatter, updateFrontMatter } from '../../src/note/index.ts';
 import { readSimpleYaml } from '../../src/note/simple-yaml.ts';
-
-function random(seed: number): (n: number) => number {
-  let state = seed;
-  return (n) => {
-    state = (state * 1103515245 + 12345) % 2147483648;
-    return Math.floor((state / 2147483648) * n);
-  };
-}
+import { seededInts as random } from '../helpers/random.ts';
 
 const KEYS = ['title', 'tags', 'status', 'a', 'b_c', 'd-e', 'true', 'null', 'x1', '__proto__'];
 const WORDS = [

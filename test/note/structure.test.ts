@@ -15,6 +15,7 @@ import {
   structureFromMarkdownItForTest,
   tokensForTest,
 } from '../../src/note/structure.ts';
+import { seededInts } from '../helpers/random.ts';
 
 const require = createRequire(import.meta.url);
 const spec = require('commonmark-spec') as { tests: { markdown: string; number: number }[] };
@@ -33,11 +34,7 @@ function shape(t: Token): unknown {
 
 /** A random note from the characters and line starts that matter to block structure. */
 function randomNote(seed: number): string {
-  let state = seed;
-  const next = (n: number): number => {
-    state = (state * 1103515245 + 12345) % 2147483648;
-    return Math.floor((state / 2147483648) * n);
-  };
+  const next = seededInts(seed);
   const pieces = [
     ' ',
     '  ',
