@@ -93,9 +93,11 @@ export async function failUnreadable(
   const key = noteKey(ctx, path);
   if (read.kind !== 'too_large') {
     // Writing results into a binary file would corrupt it: move it aside untouched and say why.
-    const claimed = await claimNote(path, ctx.layout);
+    const claimed = await claimNote(path, ctx.layout, ctx.active);
     if (claimed === null) return;
-    const moved = await moveNoOverwrite(claimed, ctx.layout.failed, basename(path));
+    const moved = await moveNoOverwrite(claimed, ctx.layout.failed, basename(path)).finally(() =>
+      ctx.active.delete(claimed),
+    );
     const code = 'NOTE_NOT_TEXT';
     ctx.logger.error(
       { note: key, moved_to: moved && noteKey(ctx, moved), code },
@@ -109,11 +111,15 @@ export async function failUnreadable(
     );
     return;
   }
-  const claimed = await claimNote(path, ctx.layout);
+  const claimed = await claimNote(path, ctx.layout, ctx.active);
   if (claimed === null) return;
   // Not parsed, so the error is appended rather than spliced: the note's text survives as is.
   const message = `the note is ${read.size ?? 0} bytes, over the ${ctx.config.max_note_bytes}-byte cap (config max_note_bytes); split it into smaller notes`;
-  await failClaimed(ctx, claimed, new Error(message), 'NOTE_TOO_LARGE');
+  try {
+    await failClaimed(ctx, claimed, new Error(message), 'NOTE_TOO_LARGE');
+  } finally {
+    ctx.active.delete(claimed);
+  }
 }
 
 function logPseudo(ctx: PipelineContext, note: string, code: ErrorCode, message: string): void {

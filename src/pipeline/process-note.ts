@@ -136,10 +136,9 @@ async function claimAndWork(
   from: Exclude<FolderKind, 'in_progress'>,
   preRead: Extract<NoteRead, { kind: 'text' }>,
 ): Promise<JobOutcome> {
-  const claimed = await claimNote(path, ctx.layout);
+  const claimed = await claimNote(path, ctx.layout, ctx.active);
   if (claimed === null) return;
   ctx.bus.emit('note.claimed', { note: noteKey(ctx, claimed), from: noteKey(ctx, path) });
-  ctx.active.add(claimed);
   try {
     if (from !== 'inbox') await bindRequests(ctx, preRead.text, claimed);
     return await workClaimed(ctx, claimed, from, preRead, noteKey(ctx, path));
@@ -288,8 +287,13 @@ async function parseOrFail(
     return await ctx.notes.parse(text);
   } catch (error) {
     if (!(error instanceof NoteTooComplexError)) throw error;
-    const claimed = claimFirst ? await claimNote(path, ctx.layout) : path;
-    if (claimed !== null) await failClaimed(ctx, claimed, error, 'NOTE_TOO_COMPLEX');
+    const claimed = claimFirst ? await claimNote(path, ctx.layout, ctx.active) : path;
+    if (claimed === null) return null;
+    try {
+      await failClaimed(ctx, claimed, error, 'NOTE_TOO_COMPLEX');
+    } finally {
+      if (claimFirst) ctx.active.delete(claimed);
+    }
     return null;
   }
 }

@@ -76,15 +76,24 @@ export function isClaimedByOther(name: string): boolean {
  * that cannot rename across the folders (EXDEV) it falls back to a no-overwrite move.
  * @param src absolute path of the note (in the inbox or a decision folder).
  * @param layout the vault's folders.
+ * @param held the paths this process works on (`ctx.active`): the claimed path is in it from
+ *   before the rename, so a scan of `In_Progress/` never finds the note unheld and takes it for a
+ *   note left behind (the caller removes it when done; a failed claim removes it here).
  * @returns the note's new absolute path, or null when it vanished (another process took it).
  * @throws VaultIoError for any other failure; the note is then where it was.
  */
-export async function claimNote(src: string, layout: VaultLayout): Promise<string | null> {
+export async function claimNote(
+  src: string,
+  layout: VaultLayout,
+  held?: Set<string>,
+): Promise<string | null> {
   const dest = join(layout.inProgress, claimedName(basename(src)));
+  held?.add(dest);
   try {
     await rename(src, dest);
     return dest;
   } catch (error) {
+    held?.delete(dest);
     if (isVanished(error)) {
       // ENOENT also comes from a missing In_Progress/ (the vault moved away): tell the two apart.
       const still = await lstat(src).then(
@@ -93,8 +102,11 @@ export async function claimNote(src: string, layout: VaultLayout): Promise<strin
       );
       if (!still) return null;
     }
-    if (errnoCode(error) === 'EXDEV')
-      return moveNoOverwrite(src, layout.inProgress, basename(dest));
+    if (errnoCode(error) === 'EXDEV') {
+      const moved = await moveNoOverwrite(src, layout.inProgress, basename(dest));
+      if (moved !== null) held?.add(moved);
+      return moved;
+    }
     throw toVaultIoError('claim', src, error);
   }
 }

@@ -144,6 +144,29 @@ describe('claimNote', () => {
     assert.deepEqual(await readdir(layout.inbox), []);
   });
 
+  it('holds the claimed path from before the rename, so a scan of In_Progress never finds it unheld', async () => {
+    // The race it closes: the daemon's periodic scan of In_Progress/ (notes left behind) ran
+    // between the rename and the claimer marking the note as its own, queued the note a second
+    // time, and its invalid call was reported twice (seen once in CI).
+    const layout = resolveLayout({ vault: root, folders: CONFIG_DEFAULTS.folders });
+    await ensureLayout(layout);
+    await writeFile(join(layout.inbox, 'held.md'), 'x');
+    const held = new Set<string>();
+    const claiming = claimNote(join(layout.inbox, 'held.md'), layout, held);
+    // Before the rename has even completed, the path it will have is held.
+    assert.equal(held.size, 1);
+    const [reserved] = held;
+    const claimed = await claiming;
+    assert.equal(claimed, reserved);
+    for (const name of await readdir(layout.inProgress)) {
+      if (name.startsWith('held.')) assert.ok(held.has(join(layout.inProgress, name)), name);
+    }
+    // A claim that loses (the note is gone) holds nothing.
+    const lost = new Set<string>();
+    assert.equal(await claimNote(join(layout.inbox, 'held.md'), layout, lost), null);
+    assert.equal(lost.size, 0);
+  });
+
   it('reads a claim of another process: alive only while that very process runs', () => {
     assert.equal(readClaimedName('plain.md').owner, null);
     assert.equal(readClaimedName('a.vaultd-x.md').original, 'a.vaultd-x.md');
