@@ -1,37 +1,90 @@
-import { Ajv, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+import type * as AjvModule from 'ajv';
+import type { Ajv, Options, ValidateFunction } from 'ajv';
+import type AddFormats from 'ajv-formats';
+import { hash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { canonicalJson } from '../protocol/canonical-json.ts';
 import type { JsonSchema } from '../protocol/types.ts';
 import { describeSchemaErrors } from './schema-errors.ts';
 import type { SubstitutedConfig } from './substitute-env.ts';
 
-// ajv-formats is CommonJS: its ESM default import is `module.exports`, whose `default` is the plugin.
-type FormatsPlugin = (ajv: Ajv) => Ajv;
-const formatsModule = addFormatsModule as unknown as FormatsPlugin & { default?: FormatsPlugin };
-const addFormats: FormatsPlugin = formatsModule.default ?? formatsModule;
+/**
+ * The Ajv options the config's schemas are compiled with, at start-up or ahead of time by the
+ * build (`precompile.ts`): the same options, so the same errors and defaults either way.
+ */
+export const CONFIG_AJV_OPTIONS: Readonly<Options> = {
+  allErrors: true,
+  verbose: true,
+  allowUnionTypes: true,
+  useDefaults: true,
+  strict: false,
+  // The schemas are vaultd's and its packs': not checked against the meta-schema at every
+  // start (compiling the meta-schema was a tenth of the start-up); a broken one still fails
+  // to compile, and the tests compile every built-in one.
+  validateSchema: false,
+};
 
+/** The file the build writes next to the bundle: the built-in config schemas' validators. */
+export const PRECOMPILED_FILE = 'config-validators.cjs';
+
+/**
+ * The key of a schema among the precompiled validators: a hash of its canonical JSON, so a
+ * validator is only ever used for the very schema it was made from.
+ * @param schema a JSON Schema.
+ */
+export function schemaKey(schema: JsonSchema): string {
+  return `s${hash('sha256', canonicalJson(schema), 'hex').slice(0, 32)}`;
+}
+
+const require = createRequire(import.meta.url);
 let ajv: Ajv | undefined;
 const compiled = new WeakMap<JsonSchema, ValidateFunction>();
+let precompiled: Readonly<Record<string, ValidateFunction>> | null | undefined;
 
-function compile(schema: JsonSchema): ValidateFunction {
+/**
+ * The validators the build made for the built-in schemas (dist/config-validators.cjs), or null
+ * when vaultd runs from its sources. Compiling the config's schemas with Ajv was a sixth of
+ * `vaultd run`'s start-up (bench/README.md, item 30).
+ * @param file where to look; the file next to this module unless a test says otherwise.
+ */
+export function loadPrecompiled(
+  file = fileURLToPath(new URL(`./${PRECOMPILED_FILE}`, import.meta.url)),
+): Readonly<Record<string, ValidateFunction>> | null {
+  precompiled = existsSync(file)
+    ? (require(file) as Readonly<Record<string, ValidateFunction>>)
+    : null;
+  return precompiled;
+}
+
+/**
+ * The validator of a config schema: the build's, when it made one for this schema, else compiled
+ * with Ajv; kept per schema object.
+ * @param schema a JSON Schema.
+ */
+export function configValidator(schema: JsonSchema): ValidateFunction {
   let validate = compiled.get(schema);
   if (validate === undefined) {
-    ajv ??= addFormats(
-      new Ajv({
-        allErrors: true,
-        verbose: true,
-        allowUnionTypes: true,
-        useDefaults: true,
-        strict: false,
-        // The schemas are vaultd's and its packs': not checked against the meta-schema at every
-        // start (compiling the meta-schema was a tenth of the start-up); a broken one still fails
-        // to compile, and the tests compile every built-in one.
-        validateSchema: false,
-      }),
-    );
-    validate = ajv.compile(schema);
+    if (precompiled === undefined) loadPrecompiled();
+    validate = precompiled?.[schemaKey(schema)] ?? compileWithAjv(schema);
     compiled.set(schema, validate);
   }
   return validate;
+}
+
+/**
+ * Compile a schema of the config with Ajv, loaded on first use.
+ * @param schema a JSON Schema.
+ */
+export function compileWithAjv(schema: JsonSchema): ValidateFunction {
+  if (ajv === undefined) {
+    const { Ajv: AjvClass } = require('ajv') as typeof AjvModule;
+    // ajv-formats is CommonJS: its `module.exports` is the plugin, and so is its `default`.
+    const addFormats = (require('ajv-formats') as typeof AddFormats).default;
+    ajv = addFormats(new AjvClass({ ...CONFIG_AJV_OPTIONS }));
+  }
+  return ajv.compile(schema);
 }
 
 /**
@@ -51,7 +104,7 @@ export function validateSection(
   prefix: readonly string[],
   references: Pick<SubstitutedConfig, 'wholeReferences' | 'unresolved'>,
 ): string[] {
-  const validate = compile(schema);
+  const validate = configValidator(schema);
   if (validate(data)) return [];
   const base = prefix.map((s) => `/${s.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
   let coerced = false;

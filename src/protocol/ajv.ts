@@ -1,27 +1,38 @@
 import { createRequire } from 'node:module';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import type * as Ajv2020Module from 'ajv/dist/2020.js';
+import type { Ajv2020 as Ajv2020Class, ValidateFunction } from 'ajv/dist/2020.js';
+import type AddFormats from 'ajv-formats';
 
-// ajv-formats is CommonJS; under nodenext its default import is the module object.
-const addFormats = addFormatsModule.default;
+// Ajv is loaded on the first compile, not at start-up: loading it and making the instance (with
+// its formats and draft-07's meta-schema) was a tenth of `vaultd run`'s start-up, and the daemon
+// compiles a tool's schema only when a call of it is first checked (bench/README.md, item 30).
 const require = createRequire(import.meta.url);
+let instance: Ajv2020Class | undefined;
 
 /**
- * The one Ajv instance shared by every tool and the config: JSON Schema 2020-12 (schemas that
- * declare draft-07, as many MCP servers send, are accepted too), all errors reported, defaults
- * applied, no type coercion, unknown keywords and formats tolerated, `verbose` so messages can
- * quote the offending value.
+ * The one Ajv instance shared by every tool: JSON Schema 2020-12 (schemas that declare draft-07,
+ * as many MCP servers send, are accepted too), all errors reported, defaults applied, no type
+ * coercion, unknown keywords and formats tolerated, `verbose` so messages can quote the
+ * offending value. Made on first use.
  */
-export const ajv: Ajv2020 = new Ajv2020({
-  allErrors: true,
-  useDefaults: true,
-  coerceTypes: false,
-  strict: false,
-  verbose: true,
-  validateFormats: true,
-});
-addFormats(ajv);
-ajv.addMetaSchema(require('ajv/dist/refs/json-schema-draft-07.json') as object);
+export function sharedAjv(): Ajv2020Class {
+  if (instance !== undefined) return instance;
+  const { Ajv2020 } = require('ajv/dist/2020.js') as typeof Ajv2020Module;
+  // ajv-formats is CommonJS: `module.exports` is the plugin, and so is its `default`.
+  const addFormats = (require('ajv-formats') as typeof AddFormats).default;
+  const ajv = new Ajv2020({
+    allErrors: true,
+    useDefaults: true,
+    coerceTypes: false,
+    strict: false,
+    verbose: true,
+    validateFormats: true,
+  });
+  addFormats(ajv);
+  ajv.addMetaSchema(require('ajv/dist/refs/json-schema-draft-07.json') as object);
+  instance = ajv;
+  return ajv;
+}
 
 /**
  * Compile a schema with the shared instance, reading draft-07's array form of `items` (and
@@ -30,7 +41,7 @@ ajv.addMetaSchema(require('ajv/dist/refs/json-schema-draft-07.json') as object);
  * @throws Error when Ajv cannot compile it.
  */
 export function compileSchema(schema: object): ValidateFunction {
-  return ajv.compile(upgradeDraft7(schema) as object);
+  return sharedAjv().compile(upgradeDraft7(schema) as object);
 }
 
 /**

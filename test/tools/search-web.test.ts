@@ -1,7 +1,7 @@
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { ajv } from '../../src/protocol/ajv.ts';
+import { sharedAjv } from '../../src/protocol/ajv.ts';
 import { searchWeb, type SearchWebArgs } from '../../src/tools/search-web/index.ts';
 import type { SearchOutput } from '../../src/tools/search-web/types.ts';
 import { makeContext } from './context.ts';
@@ -457,7 +457,7 @@ describe('DuckDuckGo provider (key-less default)', () => {
   });
 
   test('the config schema accepts the documented shapes and rejects mistakes', () => {
-    const validate = ajv.compile(searchWeb.configSchema ?? {});
+    const validate = sharedAjv().compile(searchWeb.configSchema ?? {});
     for (const good of [
       {},
       { provider: 'default' },
@@ -468,7 +468,7 @@ describe('DuckDuckGo provider (key-less default)', () => {
       assert.equal(
         validate(good),
         true,
-        `${JSON.stringify(good)}: ${ajv.errorsText(validate.errors)}`,
+        `${JSON.stringify(good)}: ${sharedAjv().errorsText(validate.errors)}`,
       );
     }
     for (const bad of [

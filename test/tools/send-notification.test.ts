@@ -5,7 +5,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { ajv } from '../../src/protocol/ajv.ts';
+import { sharedAjv } from '../../src/protocol/ajv.ts';
 import { sendNotification } from '../../src/tools/send-notification/index.ts';
 import { slugify, sourceLink, writeOutboxNote } from '../../src/tools/send-notification/outbox.ts';
 import type {
@@ -56,7 +56,7 @@ describe('send_notification declaration', () => {
   });
 
   test('the argument schema enforces the limits and leaves the method to the config default', () => {
-    const validate = ajv.compile(sendNotification.inputSchema);
+    const validate = sharedAjv().compile(sendNotification.inputSchema);
     const ok: Record<string, unknown> = { recipient: 'a@example.com', subject: 's', body: 'b' };
     assert.equal(validate(ok), true);
     assert.equal(ok['method'], undefined);
@@ -68,7 +68,7 @@ describe('send_notification declaration', () => {
   });
 
   test('the config schema accepts the documented shape and rejects mistakes', () => {
-    const validate = ajv.compile(sendNotification.configSchema ?? {});
+    const validate = sharedAjv().compile(sendNotification.configSchema ?? {});
     const good = {
       email: {
         host: 'smtp.example.org',
@@ -84,7 +84,7 @@ describe('send_notification declaration', () => {
       default_method: 'outbox',
       rate_limit: { max: 5, window_ms: 3_600_000 },
     };
-    assert.equal(validate(good), true, ajv.errorsText(validate.errors));
+    assert.equal(validate(good), true, sharedAjv().errorsText(validate.errors));
     assert.equal(validate({ email: { host: 'smtp.example.org' } }), false, 'from is required');
     assert.equal(validate({ slack: { channels: { alerts: 'ftp://x' } } }), false);
     assert.equal(validate({ outbox: { folder: '../outside' } }), false);
