@@ -1,5 +1,6 @@
-import MarkdownIt from 'markdown-it';
-import type { StateBlock, Token } from 'markdown-it';
+import type MarkdownItClass from 'markdown-it';
+import type { MarkdownIt, StateBlock, Token } from 'markdown-it';
+import { createRequire } from 'node:module';
 import {
   MAX_NESTING,
   buildLineTable,
@@ -84,11 +85,78 @@ export interface NoteStructure {
 // markdown-it's block parser. The daemon reads every note with vaultd's scanner (block-scan.ts),
 // which runs one rule of it (link reference definitions) over the scanner's line table; the
 // whole parse, plus the fence rule below, is the reference the tests hold the scanner to
-// (`structureFromMarkdownItForTest`).
-const md = new MarkdownIt('commonmark', { html: true });
-md.set({ maxNesting: MAX_NESTING });
-const BlockState = md.block.State;
-type State = InstanceType<typeof BlockState>;
+// (`structureFromMarkdownItForTest`). It is loaded on first need, not at start-up: loading it
+// was 40–50 ms of every start and 1.5 MB of heap, for a rule most notes never need
+// (bench/README.md, item 30).
+const require = createRequire(import.meta.url);
+
+type RuleFn = (state: StateBlock, startLine: number, endLine: number, silent: boolean) => boolean;
+interface MarkdownItParts {
+  readonly md: MarkdownIt;
+  readonly BlockState: MarkdownIt['block']['State'];
+  readonly referenceRule: RuleFn;
+  readonly ReferenceState: StateBlock;
+}
+let parts: MarkdownItParts | undefined;
+
+function markdownIt(): MarkdownItParts {
+  if (parts !== undefined) return parts;
+  const MarkdownIt = require('markdown-it') as typeof MarkdownItClass;
+  const md = new MarkdownIt('commonmark', { html: true });
+  md.set({ maxNesting: MAX_NESTING });
+  const BlockState = md.block.State;
+  const builtinRules = md.block.ruler['__rules__' as never] as unknown as {
+    name: string;
+    fn: RuleFn;
+  }[];
+  const fenceRule = builtinRules.find((rule) => rule.name === 'fence')?.fn;
+  if (fenceRule === undefined) throw new Error('markdown-it has no fence rule');
+  const referenceRule = builtinRules.find((rule) => rule.name === 'reference')?.fn;
+  if (referenceRule === undefined) throw new Error('markdown-it has no reference rule');
+
+  // The block state the reference rule runs on: markdown-it's, with a `push` that makes a plain
+  // token like the scanner's. The library's Token class sets each field through a helper: 200,000
+  // short definitions read in 732 ms with it, 557 ms with this (one run each, scratch script).
+  const ReferenceState = Object.create(BlockState.prototype as object) as StateBlock;
+  ReferenceState.push = function push(this: StateBlock, type, tag, nesting): Token {
+    if (nesting < 0) this.level--;
+    const token: BlockToken = {
+      type,
+      tag,
+      nesting,
+      level: this.level,
+      map: null,
+      markup: '',
+      info: '',
+      content: '',
+      meta: null,
+    };
+    if (nesting > 0) this.level++;
+    this.tokens.push(token as unknown as Token);
+    return token as unknown as Token;
+  };
+
+  // The built-in fence rule, plus one thing it knows but does not keep: whether a closing fence
+  // ended the block. It is, exactly when the block's last line (past its first) is a closing
+  // fence.
+  md.block.ruler.at(
+    'fence',
+    (state, startLine, endLine, silent) => {
+      if (!fenceRule(state, startLine, endLine, silent)) return false;
+      if (silent) return true;
+      const at = state.bMarks[startLine]! + state.tShift[startLine]!;
+      // Its column: lines keep their columns in the original text, whatever its line endings.
+      const column = at - (state.src.lastIndexOf('\n', at - 1) + 1);
+      const token = state.tokens[state.tokens.length - 1] as Token;
+      const last = state.line - 1;
+      token.meta = { closed: last > startLine && closesFence(state, last, token.markup), column };
+      return true;
+    },
+    { alt: ['paragraph', 'reference', 'blockquote', 'list'] },
+  );
+  parts = { md, BlockState, referenceRule, ReferenceState };
+  return parts;
+}
 
 /**
  * The line table markdown-it's block state and vaultd's scanner build for `src`, for the test
@@ -96,7 +164,8 @@ type State = InstanceType<typeof BlockState>;
  * @param src normalised markdown.
  */
 export function lineTablesForTest(src: string): { ours: unknown; markdownIt: unknown } {
-  const markdownIt = new BlockState(src, md, {}, []);
+  const { md, BlockState } = markdownIt();
+  const markdownItState = new BlockState(src, md, {}, []);
   const ours = buildLineTable(src);
   const rows = (column: ArrayLike<number>) => Array.from(column).slice(0, ours.lineMax + 1);
   return {
@@ -109,46 +178,34 @@ export function lineTablesForTest(src: string): { ours: unknown; markdownIt: unk
       lineMax: ours.lineMax,
     },
     markdownIt: {
-      bMarks: markdownIt.bMarks,
-      eMarks: markdownIt.eMarks,
-      tShift: markdownIt.tShift,
-      sCount: markdownIt.sCount,
-      bsCount: markdownIt.bsCount,
-      lineMax: markdownIt.lineMax,
+      bMarks: markdownItState.bMarks,
+      eMarks: markdownItState.eMarks,
+      tShift: markdownItState.tShift,
+      sCount: markdownItState.sCount,
+      bsCount: markdownItState.bsCount,
+      lineMax: markdownItState.lineMax,
     },
   };
 }
 
-const builtinRules = md.block.ruler['__rules__' as never] as unknown as {
-  name: string;
-  fn: (state: StateBlock, startLine: number, endLine: number, silent: boolean) => boolean;
-}[];
-const fenceRule = builtinRules.find((rule) => rule.name === 'fence')?.fn;
-if (fenceRule === undefined) throw new Error('markdown-it has no fence rule');
-const referenceRule = builtinRules.find((rule) => rule.name === 'reference')?.fn;
-if (referenceRule === undefined) throw new Error('markdown-it has no reference rule');
-
-// The block state the reference rule runs on: markdown-it's, with a `push` that makes a plain
-// token like the scanner's. The library's Token class sets each field through a helper: 200,000
-// short definitions read in 732 ms with it, 557 ms with this (one run each, scratch script).
-const ReferenceState = Object.create(BlockState.prototype as object) as State;
-ReferenceState.push = function push(this: State, type, tag, nesting): Token {
-  if (nesting < 0) this.level--;
-  const token: BlockToken = {
-    type,
-    tag,
-    nesting,
-    level: this.level,
-    map: null,
-    markup: '',
-    info: '',
-    content: '',
-    meta: null,
-  };
-  if (nesting > 0) this.level++;
-  this.tokens.push(token as unknown as Token);
-  return token as unknown as Token;
-};
+/**
+ * Whether a link reference definition can start at `pos`: markdown-it's rule reads a label from
+ * there up to its first `]`, fails on a `[` before it and wants a `:` right after it. Walking the
+ * raw text gives a necessary condition: between two lines of a block the rule skips only
+ * container markers and indentation (`>`, spaces, tabs), never a bracket or a backslash, and it
+ * skips an escaped character as this does. Only a note that passes loads markdown-it. Linear:
+ * every walk starts at a `[` that begins a line's content and stops at the next bracket.
+ */
+export function mayStartReference(src: string, pos: number): boolean {
+  if (src.charCodeAt(pos) !== 0x5b /* [ */) return false;
+  for (let i = pos + 1; i < src.length; i++) {
+    const c = src.charCodeAt(i);
+    if (c === 0x5b /* [ */) return false;
+    if (c === 0x5d /* ] */) return src.charCodeAt(i + 1) === 0x3a; /* : */
+    if (c === 0x5c /* \ */) i++;
+  }
+  return false;
+}
 
 /**
  * markdown-it's link reference definition rule, run for vaultd's scanner over the scanner's own
@@ -156,7 +213,9 @@ ReferenceState.push = function push(this: State, type, tag, nesting): Token {
  * definition, or -1 when the block is not one.
  */
 function readReference(scan: ScanState, line: number, endLine: number): number {
-  const state = Object.create(ReferenceState) as State;
+  if (!mayStartReference(scan.src, scan.bMarks[line]! + scan.tShift[line]!)) return -1;
+  const { md, referenceRule, ReferenceState } = markdownIt();
+  const state = Object.create(ReferenceState) as StateBlock;
   state.src = scan.src;
   state.md = md;
   state.env = {};
@@ -173,28 +232,8 @@ function readReference(scan: ScanState, line: number, endLine: number): number {
   state.listIndent = scan.listIndent;
   state.parentType = 'root';
   state.level = scan.level;
-  return (referenceRule as NonNullable<typeof referenceRule>)(state, line, endLine, false)
-    ? state.line
-    : -1;
+  return referenceRule(state, line, endLine, false) ? state.line : -1;
 }
-
-// The built-in rule, plus one thing it knows but does not keep: whether a closing fence ended
-// the block. It is, exactly when the block's last line (past its first) is a closing fence.
-md.block.ruler.at(
-  'fence',
-  (state, startLine, endLine, silent) => {
-    if (!fenceRule(state, startLine, endLine, silent)) return false;
-    if (silent) return true;
-    const at = state.bMarks[startLine]! + state.tShift[startLine]!;
-    // Its column: lines keep their columns in the original text, whatever its line endings.
-    const column = at - (state.src.lastIndexOf('\n', at - 1) + 1);
-    const token = state.tokens[state.tokens.length - 1] as Token;
-    const last = state.line - 1;
-    token.meta = { closed: last > startLine && closesFence(state, last, token.markup), column };
-    return true;
-  },
-  { alt: ['paragraph', 'reference', 'blockquote', 'list'] },
-);
 
 function closesFence(state: StateBlock, line: number, markup: string): boolean {
   let pos = state.bMarks[line]! + state.tShift[line]!;
@@ -213,6 +252,7 @@ function closesFence(state: StateBlock, line: number, markup: string): boolean {
  * @param src normalised markdown.
  */
 export function tokensForTest(src: string): Token[] {
+  const { md } = markdownIt();
   const tokens: Token[] = [];
   md.block.parse(src, md, {}, tokens);
   return tokens;
@@ -330,7 +370,12 @@ function read(text: string, reader: Reader = 'scanner'): NoteStructure {
       let heading: HeadingBlock | undefined;
       if (token.type === 'fence') {
         const meta = token.meta as { closed: boolean; column: number };
-        const info = md.utils.unescapeAll(token.info).trim();
+        // Backslash escapes and entities decoded; only an info string with one needs markdown-it.
+        const info = (
+          token.info.includes('\\') || token.info.includes('&')
+            ? markdownIt().md.utils.unescapeAll(token.info)
+            : token.info
+        ).trim();
         fence = {
           start,
           end,
@@ -378,6 +423,7 @@ function read(text: string, reader: Reader = 'scanner'): NoteStructure {
   };
   const tokens: Token[] = [];
   if (reader === 'markdown-it') {
+    const { md } = markdownIt();
     md.block.parse(blankFront(source, cut), md, {}, tokens);
   } else {
     const sweep = consume as (t: BlockToken[]) => void;

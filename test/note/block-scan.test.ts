@@ -303,6 +303,44 @@ test('link reference definitions, and the brackets of Obsidian that are none', (
   }
 });
 
+test('notes made of the characters a reference definition is read from', () => {
+  // vaultd runs markdown-it's reference rule (and loads markdown-it) only where the raw text
+  // passes a cheap check (mayStartReference); a check that said no to a definition markdown-it
+  // reads would turn it into a paragraph. Labels over lines, in quotes and list items, with
+  // escapes at line ends, brackets inside, and colons in every place.
+  const pieces = [
+    '[',
+    ']',
+    ':',
+    '\\',
+    ' ',
+    '\n',
+    '\n',
+    '> ',
+    '- ',
+    '1. ',
+    'a',
+    '/u',
+    '"t"',
+    '<x>',
+    '  ',
+    '\t',
+    ']:',
+    '[a]:',
+  ];
+  let definitions = 0;
+  for (let seed = 1; seed <= 6000; seed++) {
+    const next = seededInts(seed * 7919);
+    let note = '';
+    const length = 4 + next(40);
+    for (let i = 0; i < length; i++) note += pieces[next(pieces.length)];
+    const ours = structureFromScannerForTest(note);
+    assert.deepEqual(ours, structureFromMarkdownItForTest(note), JSON.stringify(note));
+    definitions += ours.top.filter((b) => b.kind === 'reference_definition').length;
+  }
+  assert.ok(definitions > 200, `${definitions} reference definitions`);
+});
+
 test('a long note with a reference definition after many top-level blocks', () => {
   // More top-level blocks than one sweep takes, then a reference definition.
   const blocks = Array.from({ length: 300 }, (_, i) =>

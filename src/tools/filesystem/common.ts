@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
+import type * as DiffModule from 'diff';
+import { createRequire } from 'node:module';
 import { isAbsolute, resolve } from 'node:path';
-import { createTwoFilesPatch } from 'diff';
 import { ToolError } from '../../protocol/errors.ts';
 import type {
   Preview,
@@ -189,6 +190,9 @@ export async function readTextFile(
   });
 }
 
+const require = createRequire(import.meta.url);
+let diff: typeof DiffModule | undefined;
+
 /**
  * A unified diff between two versions of a file.
  * @param shown the file's path as agents see it.
@@ -196,7 +200,10 @@ export async function readTextFile(
  * @param after the new text ('' for a deleted file).
  */
 export function unifiedDiff(shown: string, before: string | null, after: string | null): string {
-  return createTwoFilesPatch(
+  // Loaded on first use: only previews and results of writes need it, and loading it was 20 ms of
+  // every start-up (bench/README.md, item 30).
+  diff ??= require('diff') as typeof DiffModule;
+  return diff.createTwoFilesPatch(
     before === null ? '/dev/null' : `a/${shown}`,
     after === null ? '/dev/null' : `b/${shown}`,
     before ?? '',
