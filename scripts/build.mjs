@@ -38,17 +38,18 @@ for (const name of readdirSync(dist)) {
   if (!written.has(join(dist, name))) unlinkSync(join(dist, name));
 }
 
-// The validators of the built-in config schemas, made ahead of time (src/config/precompile.ts):
-// compiling them with Ajv at every start was a sixth of `vaultd run`'s start-up. The schemas come
-// from the sources through a bundle of their own, run once here.
-const generator = join(dist, '.config-schemas.mjs');
+// Validators of the built-in config schemas and tools' argument schemas, made ahead of time
+// (src/config/precompile.ts): loading Ajv and compiling them was a third of `vaultd run`'s
+// start-up, or the first call's wait. The schemas come from the sources through a bundle of their
+// own, run once here.
+const generator = join(dist, '.schemas.mjs');
 await build({
   stdin: {
     contents: [
       "export { CONFIG_SCHEMA } from './src/config/schema.ts';",
       "export { BUILTIN_PACKS } from './src/tools/index.ts';",
       "export { packConfigSchemas } from './src/tools/host.ts';",
-      "export { precompiledValidatorsSource } from './src/config/precompile.ts';",
+      "export { configValidatorsSource, toolValidatorsSource } from './src/config/precompile.ts';",
     ].join('\n'),
     resolveDir: root,
     loader: 'ts',
@@ -63,10 +64,23 @@ await build({
 });
 try {
   const schemas = await import(generator);
-  const packSchemas = Object.values(schemas.packConfigSchemas(schemas.BUILTIN_PACKS));
+  const packs = schemas.BUILTIN_PACKS;
   writeFileSync(
     join(dist, 'config-validators.cjs'),
-    schemas.precompiledValidatorsSource([schemas.CONFIG_SCHEMA, ...packSchemas]),
+    schemas.configValidatorsSource([
+      schemas.CONFIG_SCHEMA,
+      ...Object.values(schemas.packConfigSchemas(packs)),
+    ]),
+  );
+  const tools = packs.flatMap((pack) => pack.staticTools ?? []);
+  writeFileSync(
+    join(dist, 'tool-validators.cjs'),
+    // Input schemas, and the output and config schemas a tool's first call checks.
+    schemas.toolValidatorsSource(
+      tools.flatMap((tool) =>
+        [tool.inputSchema, tool.outputSchema, tool.configSchema].filter((s) => s !== undefined),
+      ),
+    ),
   );
 } finally {
   rmSync(generator, { force: true });

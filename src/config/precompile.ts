@@ -1,26 +1,39 @@
+import type { Ajv } from 'ajv';
 import { createRequire } from 'node:module';
-import type * as AjvModule from 'ajv';
-import type AddFormats from 'ajv-formats';
+import { makeToolAjv, upgradeDraft7 } from '../protocol/ajv.ts';
+import { schemaKey } from '../protocol/precompiled.ts';
 import type { JsonSchema } from '../protocol/types.ts';
-import { CONFIG_AJV_OPTIONS, schemaKey } from './validate-schema.ts';
+import { makeConfigAjv } from './validate-schema.ts';
 
 const require = createRequire(import.meta.url);
 
 /**
- * The source of a CommonJS module whose exports are Ajv's standalone validators of `schemas`,
- * each under its {@link schemaKey}. The build writes it next to the bundle so that `vaultd`
- * checks its config without compiling a schema at start-up; a schema not among them (a plugin's,
- * or any after a source edit) is compiled as before.
+ * The source of a CommonJS module whose exports are Ajv's standalone validators of the built-in
+ * config schemas, each under its {@link schemaKey}. The build writes it next to the bundle
+ * (dist/config-validators.cjs) so that `vaultd` checks its config without loading Ajv; a schema
+ * not among them (a plugin's) is compiled as before.
  * @param schemas the built-in config schemas (the file's and every pack's section).
  */
-export function precompiledValidatorsSource(schemas: readonly JsonSchema[]): string {
-  const { Ajv } = require('ajv') as typeof AjvModule;
-  const addFormats = (require('ajv-formats') as typeof AddFormats).default;
+export function configValidatorsSource(schemas: readonly JsonSchema[]): string {
+  return standaloneSource(makeConfigAjv({ code: { source: true } }), schemas);
+}
+
+/**
+ * The same for the built-in tools' schemas (dist/tool-validators.cjs), keyed as `compileSchema`
+ * looks them up: after draft-07's tuple keywords are read as 2020-12's.
+ * @param schemas the built-in tools' input, output and config schemas, as declared.
+ */
+export function toolValidatorsSource(schemas: readonly JsonSchema[]): string {
+  return standaloneSource(
+    makeToolAjv({ code: { source: true } }) as unknown as Ajv,
+    schemas.map((schema) => upgradeDraft7(schema) as JsonSchema),
+  );
+}
+
+function standaloneSource(ajv: Ajv, schemas: readonly JsonSchema[]): string {
   const standalone = require('ajv/dist/standalone/index.js') as {
-    default: (ajv: InstanceType<typeof Ajv>, refs: Record<string, string>) => string;
+    default: (ajv: Ajv, refs: Record<string, string>) => string;
   };
-  // ajv-formats tells the standalone code where its formats come from (`code.formats`).
-  const ajv = addFormats(new Ajv({ ...CONFIG_AJV_OPTIONS, code: { source: true } }));
   const refs: Record<string, string> = {};
   for (const schema of schemas) {
     const key = schemaKey(schema);
@@ -28,5 +41,6 @@ export function precompiledValidatorsSource(schemas: readonly JsonSchema[]): str
     ajv.addSchema(schema as object, key);
     refs[key] = key;
   }
-  return `// Made by scripts/build.mjs from vaultd's config schemas (src/config/precompile.ts).\n${standalone.default(ajv, refs)}\n`;
+  // ajv-formats told the instance where its formats come from (`code.formats`).
+  return `// Made by scripts/build.mjs (src/config/precompile.ts).\n${standalone.default(ajv, refs)}\n`;
 }

@@ -1,11 +1,10 @@
 import type * as AjvModule from 'ajv';
 import type { Ajv, Options, ValidateFunction } from 'ajv';
 import type AddFormats from 'ajv-formats';
-import { hash } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { canonicalJson } from '../protocol/canonical-json.ts';
+import { loadValidators, schemaKey } from '../protocol/precompiled.ts';
+import type { PrecompiledValidators } from '../protocol/precompiled.ts';
 import type { JsonSchema } from '../protocol/types.ts';
 import { describeSchemaErrors } from './schema-errors.ts';
 import type { SubstitutedConfig } from './substitute-env.ts';
@@ -29,32 +28,21 @@ export const CONFIG_AJV_OPTIONS: Readonly<Options> = {
 /** The file the build writes next to the bundle: the built-in config schemas' validators. */
 export const PRECOMPILED_FILE = 'config-validators.cjs';
 
-/**
- * The key of a schema among the precompiled validators: a hash of its canonical JSON, so a
- * validator is only ever used for the very schema it was made from.
- * @param schema a JSON Schema.
- */
-export function schemaKey(schema: JsonSchema): string {
-  return `s${hash('sha256', canonicalJson(schema), 'hex').slice(0, 32)}`;
-}
-
 const require = createRequire(import.meta.url);
 let ajv: Ajv | undefined;
 const compiled = new WeakMap<JsonSchema, ValidateFunction>();
-let precompiled: Readonly<Record<string, ValidateFunction>> | null | undefined;
+let precompiled: PrecompiledValidators | null | undefined;
 
 /**
- * The validators the build made for the built-in schemas (dist/config-validators.cjs), or null
- * when vaultd runs from its sources. Compiling the config's schemas with Ajv was a sixth of
+ * The validators the build made for the built-in config schemas (dist/config-validators.cjs), or
+ * null when vaultd runs from its sources. Compiling the config's schemas with Ajv was a sixth of
  * `vaultd run`'s start-up (bench/README.md, item 30).
  * @param file where to look; the file next to this module unless a test says otherwise.
  */
 export function loadPrecompiled(
   file = fileURLToPath(new URL(`./${PRECOMPILED_FILE}`, import.meta.url)),
-): Readonly<Record<string, ValidateFunction>> | null {
-  precompiled = existsSync(file)
-    ? (require(file) as Readonly<Record<string, ValidateFunction>>)
-    : null;
+): PrecompiledValidators | null {
+  precompiled = loadValidators(file);
   return precompiled;
 }
 
@@ -78,13 +66,19 @@ export function configValidator(schema: JsonSchema): ValidateFunction {
  * @param schema a JSON Schema.
  */
 export function compileWithAjv(schema: JsonSchema): ValidateFunction {
-  if (ajv === undefined) {
-    const { Ajv: AjvClass } = require('ajv') as typeof AjvModule;
-    // ajv-formats is CommonJS: its `module.exports` is the plugin, and so is its `default`.
-    const addFormats = (require('ajv-formats') as typeof AddFormats).default;
-    ajv = addFormats(new AjvClass({ ...CONFIG_AJV_OPTIONS }));
-  }
+  ajv ??= makeConfigAjv();
   return ajv.compile(schema);
+}
+
+/**
+ * The Ajv instance the config's schemas are compiled with (draft-07, the options above, formats).
+ * @param extra options added for the build's standalone code (`code.source`).
+ */
+export function makeConfigAjv(extra: Options = {}): Ajv {
+  const { Ajv: AjvClass } = require('ajv') as typeof AjvModule;
+  // ajv-formats is CommonJS: its `module.exports` is the plugin, and so is its `default`.
+  const addFormats = (require('ajv-formats') as typeof AddFormats).default;
+  return addFormats(new AjvClass({ ...CONFIG_AJV_OPTIONS, ...extra }));
 }
 
 /**

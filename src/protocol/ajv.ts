@@ -1,13 +1,33 @@
+import type { Options } from 'ajv';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import type * as Ajv2020Module from 'ajv/dist/2020.js';
 import type { Ajv2020 as Ajv2020Class, ValidateFunction } from 'ajv/dist/2020.js';
 import type AddFormats from 'ajv-formats';
+import { loadValidators, schemaKey } from './precompiled.ts';
+import type { PrecompiledValidators } from './precompiled.ts';
 
 // Ajv is loaded on the first compile, not at start-up: loading it and making the instance (with
-// its formats and draft-07's meta-schema) was a tenth of `vaultd run`'s start-up, and the daemon
-// compiles a tool's schema only when a call of it is first checked (bench/README.md, item 30).
+// its formats and draft-07's meta-schema) was a tenth of `vaultd run`'s start-up. The built-in
+// tools' schemas need neither: the build wrote their validators (bench/README.md, item 30).
 const require = createRequire(import.meta.url);
 let instance: Ajv2020Class | undefined;
+
+/** The file the build writes next to the bundle: the built-in tools' argument validators. */
+export const TOOL_VALIDATORS_FILE = 'tool-validators.cjs';
+let precompiled: PrecompiledValidators | null | undefined;
+
+/**
+ * The validators the build made for the built-in tools' schemas (dist/tool-validators.cjs), or
+ * null when vaultd runs from its sources.
+ * @param file where to look; the file next to this module unless a test says otherwise.
+ */
+export function loadToolValidators(
+  file = fileURLToPath(new URL(`./${TOOL_VALIDATORS_FILE}`, import.meta.url)),
+): PrecompiledValidators | null {
+  precompiled = loadValidators(file);
+  return precompiled;
+}
 
 /**
  * The one Ajv instance shared by every tool: JSON Schema 2020-12 (schemas that declare draft-07,
@@ -16,7 +36,15 @@ let instance: Ajv2020Class | undefined;
  * offending value. Made on first use.
  */
 export function sharedAjv(): Ajv2020Class {
-  if (instance !== undefined) return instance;
+  instance ??= makeToolAjv();
+  return instance;
+}
+
+/**
+ * A new instance configured as the shared one.
+ * @param extra options added for the build's standalone code (`code.source`).
+ */
+export function makeToolAjv(extra: Options = {}): Ajv2020Class {
   const { Ajv2020 } = require('ajv/dist/2020.js') as typeof Ajv2020Module;
   // ajv-formats is CommonJS: `module.exports` is the plugin, and so is its `default`.
   const addFormats = (require('ajv-formats') as typeof AddFormats).default;
@@ -27,21 +55,24 @@ export function sharedAjv(): Ajv2020Class {
     strict: false,
     verbose: true,
     validateFormats: true,
+    ...extra,
   });
   addFormats(ajv);
   ajv.addMetaSchema(require('ajv/dist/refs/json-schema-draft-07.json') as object);
-  instance = ajv;
   return ajv;
 }
 
 /**
  * Compile a schema with the shared instance, reading draft-07's array form of `items` (and
- * `additionalItems`) as 2020-12's `prefixItems` (and `items`) first.
+ * `additionalItems`) as 2020-12's `prefixItems` (and `items`) first; a built-in tool's schema
+ * takes the validator the build made for it.
  * @param schema a JSON Schema; not modified.
  * @throws Error when Ajv cannot compile it.
  */
 export function compileSchema(schema: object): ValidateFunction {
-  return sharedAjv().compile(upgradeDraft7(schema) as object);
+  const upgraded = upgradeDraft7(schema) as object;
+  if (precompiled === undefined) loadToolValidators();
+  return precompiled?.[schemaKey(upgraded)] ?? sharedAjv().compile(upgraded);
 }
 
 /**

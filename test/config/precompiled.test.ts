@@ -4,14 +4,14 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { ErrorObject } from 'ajv';
 import { parse } from 'yaml';
-import { precompiledValidatorsSource } from '../../src/config/precompile.ts';
+import { configValidatorsSource } from '../../src/config/precompile.ts';
 import { CONFIG_SCHEMA } from '../../src/config/schema.ts';
 import {
   compileWithAjv,
   configValidator,
   loadPrecompiled,
-  schemaKey,
 } from '../../src/config/validate-schema.ts';
+import { schemaKey } from '../../src/protocol/precompiled.ts';
 import type { JsonSchema } from '../../src/protocol/types.ts';
 import { packConfigSchemas } from '../../src/tools/host.ts';
 import { BUILTIN_PACKS } from '../../src/tools/index.ts';
@@ -30,7 +30,7 @@ const schemas: JsonSchema[] = [CONFIG_SCHEMA, ...new Set(Object.values(packSchem
 
 before(async () => {
   await mkdir(dir, { recursive: true });
-  await writeFile(file, precompiledValidatorsSource(schemas));
+  await writeFile(file, configValidatorsSource(schemas));
 });
 after(async () => {
   await rm(dir, { recursive: true, force: true });

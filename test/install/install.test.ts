@@ -73,8 +73,9 @@ describe('installing vaultd as the README says, offline, into a temp prefix', ()
       'package/scripts/build.mjs',
       'package/bin/vaultd.js',
       'package/dist/vaultd.mjs',
-      // The built-in config schemas' validators, made by the build: start-up compiles none.
+      // The built-in schemas' validators, made by the build: start-up and first calls compile none.
       'package/dist/config-validators.cjs',
+      'package/dist/tool-validators.cjs',
       'package/config/vaultd.yaml',
       'package/systemd/vaultd.service',
     ]) {
