@@ -2,8 +2,7 @@ import type * as AjvModule from 'ajv';
 import type { Ajv, Options, ValidateFunction } from 'ajv';
 import type AddFormats from 'ajv-formats';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
-import { loadValidators, schemaKey } from '../protocol/precompiled.ts';
+import { PrecompiledSet } from '../protocol/precompiled.ts';
 import type { PrecompiledValidators } from '../protocol/precompiled.ts';
 import type { JsonSchema } from '../protocol/types.ts';
 import { describeSchemaErrors } from './schema-errors.ts';
@@ -26,24 +25,22 @@ export const CONFIG_AJV_OPTIONS: Readonly<Options> = {
 };
 
 /** The file the build writes next to the bundle: the built-in config schemas' validators. */
-export const PRECOMPILED_FILE = 'config-validators.cjs';
+export const CONFIG_VALIDATORS_FILE = 'config-validators.cjs';
 
 const require = createRequire(import.meta.url);
 let ajv: Ajv | undefined;
 const compiled = new WeakMap<JsonSchema, ValidateFunction>();
-let precompiled: PrecompiledValidators | null | undefined;
+// The validators the build made for the built-in config schemas (dist/config-validators.cjs);
+// none when vaultd runs from its sources. Compiling the config's schemas with Ajv was a sixth of
+// `vaultd run`'s start-up (bench/README.md, item 30).
+const precompiled = new PrecompiledSet(CONFIG_VALIDATORS_FILE, import.meta.url);
 
 /**
- * The validators the build made for the built-in config schemas (dist/config-validators.cjs), or
- * null when vaultd runs from its sources. Compiling the config's schemas with Ajv was a sixth of
- * `vaultd run`'s start-up (bench/README.md, item 30).
- * @param file where to look; the file next to this module unless a test says otherwise.
+ * Load the build's validators of the config schemas (tests give another file).
+ * @param file the module; the one next to the bundle by default.
  */
-export function loadPrecompiled(
-  file = fileURLToPath(new URL(`./${PRECOMPILED_FILE}`, import.meta.url)),
-): PrecompiledValidators | null {
-  precompiled = loadValidators(file);
-  return precompiled;
+export function loadPrecompiled(file?: string): PrecompiledValidators | null {
+  return precompiled.load(file);
 }
 
 /**
@@ -54,8 +51,7 @@ export function loadPrecompiled(
 export function configValidator(schema: JsonSchema): ValidateFunction {
   let validate = compiled.get(schema);
   if (validate === undefined) {
-    if (precompiled === undefined) loadPrecompiled();
-    validate = precompiled?.[schemaKey(schema)] ?? compileWithAjv(schema);
+    validate = precompiled.find(schema) ?? compileWithAjv(schema);
     compiled.set(schema, validate);
   }
   return validate;

@@ -1,10 +1,9 @@
 import type { Options } from 'ajv';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import type * as Ajv2020Module from 'ajv/dist/2020.js';
 import type { Ajv2020 as Ajv2020Class, ValidateFunction } from 'ajv/dist/2020.js';
 import type AddFormats from 'ajv-formats';
-import { loadValidators, schemaKey } from './precompiled.ts';
+import { PrecompiledSet } from './precompiled.ts';
 import type { PrecompiledValidators } from './precompiled.ts';
 
 // Ajv is loaded on the first compile, not at start-up: loading it and making the instance (with
@@ -15,18 +14,14 @@ let instance: Ajv2020Class | undefined;
 
 /** The file the build writes next to the bundle: the built-in tools' argument validators. */
 export const TOOL_VALIDATORS_FILE = 'tool-validators.cjs';
-let precompiled: PrecompiledValidators | null | undefined;
+const precompiled = new PrecompiledSet(TOOL_VALIDATORS_FILE, import.meta.url);
 
 /**
- * The validators the build made for the built-in tools' schemas (dist/tool-validators.cjs), or
- * null when vaultd runs from its sources.
- * @param file where to look; the file next to this module unless a test says otherwise.
+ * Load the build's validators of the built-in tools' schemas (tests give another file).
+ * @param file the module; the one next to the bundle by default.
  */
-export function loadToolValidators(
-  file = fileURLToPath(new URL(`./${TOOL_VALIDATORS_FILE}`, import.meta.url)),
-): PrecompiledValidators | null {
-  precompiled = loadValidators(file);
-  return precompiled;
+export function loadToolValidators(file?: string): PrecompiledValidators | null {
+  return precompiled.load(file);
 }
 
 /**
@@ -71,8 +66,7 @@ export function makeToolAjv(extra: Options = {}): Ajv2020Class {
  */
 export function compileSchema(schema: object): ValidateFunction {
   const upgraded = upgradeDraft7(schema) as object;
-  if (precompiled === undefined) loadToolValidators();
-  return precompiled?.[schemaKey(upgraded)] ?? sharedAjv().compile(upgraded);
+  return precompiled.find(upgraded) ?? sharedAjv().compile(upgraded);
 }
 
 /**

@@ -2,6 +2,7 @@ import type { ValidateFunction } from 'ajv';
 import { hash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { canonicalJson } from './canonical-json.ts';
 
 // The build (scripts/build.mjs, src/config/precompile.ts) writes Ajv's standalone validators of
@@ -30,4 +31,37 @@ export function schemaKey(schema: unknown): string {
  */
 export function loadValidators(file: string): PrecompiledValidators | null {
   return existsSync(file) ? (require(file) as PrecompiledValidators) : null;
+}
+
+/** One module of precompiled validators, loaded on first lookup. */
+export class PrecompiledSet {
+  readonly #file: string;
+  #validators: PrecompiledValidators | null | undefined;
+
+  /**
+   * @param fileName the module's name next to the bundle (`config-validators.cjs`).
+   * @param moduleUrl `import.meta.url` of the module that looks validators up.
+   */
+  constructor(fileName: string, moduleUrl: string) {
+    this.#file = fileURLToPath(new URL(`./${fileName}`, moduleUrl));
+  }
+
+  /**
+   * (Re)load the validators.
+   * @param file where to look; next to the bundle unless a test says otherwise.
+   * @returns them, or null when there is no such file.
+   */
+  load(file = this.#file): PrecompiledValidators | null {
+    this.#validators = loadValidators(file);
+    return this.#validators;
+  }
+
+  /**
+   * The validator made for this very schema, if the build made one.
+   * @param schema a JSON Schema.
+   */
+  find(schema: unknown): ValidateFunction | undefined {
+    if (this.#validators === undefined) this.load();
+    return this.#validators?.[schemaKey(schema)];
+  }
 }

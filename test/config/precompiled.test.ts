@@ -1,8 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { ErrorObject } from 'ajv';
 import { parse } from 'yaml';
 import { configValidatorsSource } from '../../src/config/precompile.ts';
 import { CONFIG_SCHEMA } from '../../src/config/schema.ts';
@@ -16,25 +13,24 @@ import type { JsonSchema } from '../../src/protocol/types.ts';
 import { packConfigSchemas } from '../../src/tools/host.ts';
 import { BUILTIN_PACKS } from '../../src/tools/index.ts';
 import { sampleConfigText } from '../../src/config/index.ts';
+import { validatorOutcome, writeValidatorsModule } from '../helpers/validators.ts';
 
 // The build writes validators of the built-in config schemas next to the bundle (scripts/build.mjs),
 // so that start-up compiles none. They must check a config exactly as the compiled ones do: the
 // same verdict, the same errors and the same defaults filled in.
 
-const root = new URL('../..', import.meta.url).pathname;
-// Inside the checkout, so that the module's `require('ajv/…')` finds the dependencies.
-const dir = join(root, 'node_modules', '.cache', `vaultd-precompiled-${process.pid}`);
-const file = join(dir, 'config-validators.cjs');
 const packSchemas = packConfigSchemas(BUILTIN_PACKS);
 const schemas: JsonSchema[] = [CONFIG_SCHEMA, ...new Set(Object.values(packSchemas))];
 
+let file = '';
+let remove = async (): Promise<void> => undefined;
 before(async () => {
-  await mkdir(dir, { recursive: true });
-  await writeFile(file, configValidatorsSource(schemas));
+  ({ file, remove } = await writeValidatorsModule(
+    'config-validators.cjs',
+    configValidatorsSource(schemas),
+  ));
 });
-after(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+after(() => remove());
 
 const WRONG_VALUES: readonly unknown[] = [
   null,
@@ -83,26 +79,6 @@ function setAt(data: unknown, path: readonly (string | number)[], value: unknown
   return copy;
 }
 
-function outcome(
-  validate: (data: unknown) => boolean,
-  errorsOf: () => ErrorObject[] | null | undefined,
-  data: unknown,
-) {
-  const copy = structuredClone(data);
-  const valid = validate(copy);
-  const errors = (errorsOf() ?? []).map((e) => ({
-    instancePath: e.instancePath,
-    schemaPath: e.schemaPath,
-    keyword: e.keyword,
-    params: e.params,
-    message: e.message,
-    data: e.data,
-    schema: e.schema,
-    parentSchema: e.parentSchema,
-  }));
-  return { valid, errors, data: copy };
-}
-
 describe('precompiled config validators', () => {
   it('has one validator per built-in schema, and configValidator uses it', () => {
     const precompiled = loadPrecompiled(file);
@@ -139,8 +115,8 @@ describe('precompiled config validators', () => {
       const compiled = compileWithAjv(schema);
       const built = precompiled[schemaKey(schema)]!;
       for (const data of [base, ...mutations(base)]) {
-        const a = outcome(compiled, () => compiled.errors, data);
-        const b = outcome(built, () => built.errors, data);
+        const a = validatorOutcome(compiled, data);
+        const b = validatorOutcome(built, data);
         assert.deepEqual(b, a, `differs on ${JSON.stringify(data).slice(0, 300)}`);
         compared += 1;
       }

@@ -1,8 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { ErrorObject } from 'ajv';
 import { toolValidatorsSource } from '../../src/config/precompile.ts';
 import {
   compileSchema,
@@ -13,15 +10,12 @@ import {
 import { schemaKey } from '../../src/protocol/precompiled.ts';
 import type { JsonSchema, Tool } from '../../src/protocol/types.ts';
 import { BUILTIN_PACKS } from '../../src/tools/index.ts';
+import { validatorOutcome, writeValidatorsModule } from '../helpers/validators.ts';
 
 // The build writes validators of the built-in tools' schemas next to the bundle, so that a daemon
 // with only built-in tools never loads Ajv. They must check arguments exactly as the compiled
 // ones do: the same verdict, the same errors and the same defaults filled in.
 
-const root = new URL('../..', import.meta.url).pathname;
-// Inside the checkout, so that the module's `require('ajv/…')` finds the dependencies.
-const dir = join(root, 'node_modules', '.cache', `vaultd-tool-validators-${process.pid}`);
-const file = join(dir, 'tool-validators.cjs');
 const tools: Tool[] = BUILTIN_PACKS.flatMap((pack) => [...(pack.staticTools ?? [])]);
 const schemas: JsonSchema[] = tools.flatMap((tool) =>
   [tool.inputSchema, tool.outputSchema, tool.configSchema].filter(
@@ -29,13 +23,15 @@ const schemas: JsonSchema[] = tools.flatMap((tool) =>
   ),
 );
 
+let file = '';
+let remove = async (): Promise<void> => undefined;
 before(async () => {
-  await mkdir(dir, { recursive: true });
-  await writeFile(file, toolValidatorsSource(schemas));
+  ({ file, remove } = await writeValidatorsModule(
+    'tool-validators.cjs',
+    toolValidatorsSource(schemas),
+  ));
 });
-after(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+after(() => remove());
 
 const VALUES: readonly unknown[] = [
   null,
@@ -82,22 +78,6 @@ function* argumentSets(tool: Tool): Generator<Record<string, unknown>> {
   yield { ...base, no_such_parameter: 1 };
 }
 
-function outcome(validate: ReturnType<typeof compileSchema>, data: unknown) {
-  const copy = structuredClone(data);
-  const valid = validate(copy);
-  const errors = (validate.errors ?? []).map((e: ErrorObject) => ({
-    instancePath: e.instancePath,
-    schemaPath: e.schemaPath,
-    keyword: e.keyword,
-    params: e.params,
-    message: e.message,
-    data: e.data,
-    schema: e.schema,
-    parentSchema: e.parentSchema,
-  }));
-  return { valid, errors, data: copy };
-}
-
 describe('precompiled tool validators', () => {
   it('has one validator per built-in tool schema, and compileSchema uses it', () => {
     assert.ok(tools.length >= 20, `${tools.length} static tools`);
@@ -123,8 +103,8 @@ describe('precompiled tool validators', () => {
       const built = precompiled[schemaKey(upgraded)]!;
       for (const args of argumentSets(tool)) {
         assert.deepEqual(
-          outcome(built, args),
-          outcome(compiled, args),
+          validatorOutcome(built, args),
+          validatorOutcome(compiled, args),
           `${tool.name}: ${JSON.stringify(args)}`,
         );
         compared += 1;
