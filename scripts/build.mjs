@@ -12,7 +12,17 @@ import { build } from 'esbuild';
 
 const root = new URL('..', import.meta.url).pathname;
 const dist = join(root, 'dist');
+// How every bundle here is made (bench/lib/bundled.ts bundles the same way).
+const nodeBundle = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20.19',
+  packages: 'external',
+  logLevel: 'warning',
+};
 const result = await build({
+  ...nodeBundle,
   entryPoints: {
     vaultd: `${root}src/cli/main.ts`,
     index: `${root}src/index.ts`,
@@ -20,14 +30,8 @@ const result = await build({
   },
   outdir: `${root}dist`,
   outExtension: { '.js': '.mjs' },
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
   splitting: true,
-  target: 'node20.19',
-  packages: 'external',
   sourcemap: 'linked',
-  logLevel: 'warning',
   metafile: true,
 });
 
@@ -38,49 +42,25 @@ for (const name of readdirSync(dist)) {
   if (!written.has(join(dist, name))) unlinkSync(join(dist, name));
 }
 
-// Validators of the built-in config schemas and tools' argument schemas, made ahead of time
+// Validators of the built-in config schemas and tools' schemas, made ahead of time
 // (src/config/precompile.ts): loading Ajv and compiling them was a third of `vaultd run`'s
-// start-up, or the first call's wait. The schemas come from the sources through a bundle of their
-// own, run once here.
-const generator = join(dist, '.schemas.mjs');
+// start-up, or the first call's wait. The schemas come from the sources through a bundle of that
+// module, run once here.
+const generator = join(dist, '.precompile.mjs');
 await build({
-  stdin: {
-    contents: [
-      "export { CONFIG_SCHEMA } from './src/config/schema.ts';",
-      "export { BUILTIN_PACKS } from './src/tools/index.ts';",
-      "export { packConfigSchemas } from './src/tools/host.ts';",
-      "export { configValidatorsSource, toolValidatorsSource } from './src/config/precompile.ts';",
-    ].join('\n'),
-    resolveDir: root,
-    loader: 'ts',
-  },
+  ...nodeBundle,
+  entryPoints: [`${root}src/config/precompile.ts`],
   outfile: generator,
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20.19',
-  packages: 'external',
-  logLevel: 'warning',
 });
 try {
-  const schemas = await import(generator);
-  const packs = schemas.BUILTIN_PACKS;
+  const precompile = await import(generator);
   writeFileSync(
     join(dist, 'config-validators.cjs'),
-    schemas.configValidatorsSource([
-      schemas.CONFIG_SCHEMA,
-      ...Object.values(schemas.packConfigSchemas(packs)),
-    ]),
+    precompile.configValidatorsSource(precompile.builtinConfigSchemas()),
   );
-  const tools = packs.flatMap((pack) => pack.staticTools ?? []);
   writeFileSync(
     join(dist, 'tool-validators.cjs'),
-    // Input schemas, and the output and config schemas a tool's first call checks.
-    schemas.toolValidatorsSource(
-      tools.flatMap((tool) =>
-        [tool.inputSchema, tool.outputSchema, tool.configSchema].filter((s) => s !== undefined),
-      ),
-    ),
+    precompile.toolValidatorsSource(precompile.builtinToolSchemas()),
   );
 } finally {
   rmSync(generator, { force: true });

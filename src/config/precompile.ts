@@ -3,9 +3,29 @@ import { createRequire } from 'node:module';
 import { makeToolAjv, upgradeDraft7 } from '../protocol/ajv.ts';
 import { schemaKey } from '../protocol/precompiled.ts';
 import type { JsonSchema } from '../protocol/types.ts';
+import { packConfigSchemas } from '../tools/host.ts';
+import { BUILTIN_PACKS } from '../tools/index.ts';
+import { CONFIG_SCHEMA } from './schema.ts';
 import { makeConfigAjv } from './validate-schema.ts';
 
 const require = createRequire(import.meta.url);
+
+/** The config schemas every start checks: the file's, and every built-in pack's section. */
+export function builtinConfigSchemas(): JsonSchema[] {
+  return [CONFIG_SCHEMA, ...new Set(Object.values(packConfigSchemas(BUILTIN_PACKS)))];
+}
+
+/**
+ * The schemas of the built-in packs' static tools: their input schemas, and the output and
+ * config schemas a tool's first call checks.
+ */
+export function builtinToolSchemas(): JsonSchema[] {
+  return BUILTIN_PACKS.flatMap((pack) => pack.staticTools ?? []).flatMap((tool) =>
+    [tool.inputSchema, tool.outputSchema, tool.configSchema].filter(
+      (schema): schema is JsonSchema => schema !== undefined,
+    ),
+  );
+}
 
 /**
  * The source of a CommonJS module whose exports are Ajv's standalone validators of the built-in

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
-import { configValidatorsSource } from '../../src/config/precompile.ts';
+import { builtinConfigSchemas, configValidatorsSource } from '../../src/config/precompile.ts';
 import { CONFIG_SCHEMA } from '../../src/config/schema.ts';
 import {
   compileWithAjv,
@@ -20,7 +20,7 @@ import { validatorOutcome, writeValidatorsModule } from '../helpers/validators.t
 // same verdict, the same errors and the same defaults filled in.
 
 const packSchemas = packConfigSchemas(BUILTIN_PACKS);
-const schemas: JsonSchema[] = [CONFIG_SCHEMA, ...new Set(Object.values(packSchemas))];
+const schemas = builtinConfigSchemas();
 
 let file = '';
 let remove = async (): Promise<void> => undefined;

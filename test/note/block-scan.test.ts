@@ -3,7 +3,6 @@
 // tests keep the two readings equal: on every CommonMark spec example and variants of them, on
 // random notes built from the pieces that decide block structure, and on the bench's notes.
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import {
   callsNote,
@@ -18,95 +17,8 @@ import {
   structureFromMarkdownItForTest,
   structureFromScannerForTest,
 } from '../../src/note/structure.ts';
+import { SPEC_EXAMPLES, randomPieces } from '../helpers/markdown-inputs.ts';
 import { seededInts } from '../helpers/random.ts';
-
-const require = createRequire(import.meta.url);
-const spec = require('commonmark-spec') as { tests: { markdown: string; number: number }[] };
-
-// Pieces of lines: container markers, indentation, fences, headings, underlines, HTML of every
-// kind, thematic breaks, tabs, text, and the characters a reference definition starts with.
-const PIECES = [
-  ' ',
-  '  ',
-  '   ',
-  '    ',
-  '\t',
-  ' \t',
-  '\n',
-  '\n',
-  '\n\n',
-  '> ',
-  '>',
-  '>\t',
-  '> > ',
-  '- ',
-  '-',
-  '* ',
-  '+ ',
-  '1. ',
-  '2) ',
-  '10. ',
-  '1.',
-  '-\t',
-  '   - ',
-  '  1. ',
-  '```',
-  '~~~',
-  '````',
-  '```json',
-  '~~~ json tool_call',
-  '``` `x`',
-  '   ```',
-  'text',
-  'more text',
-  '#',
-  '# h',
-  '###### h6',
-  '####### x',
-  '## h ##',
-  '#\t',
-  '===',
-  '---',
-  '- - -',
-  '***',
-  '___',
-  '* * *',
-  '<div>',
-  '</div>',
-  '<!--',
-  '-->',
-  '<?',
-  '?>',
-  '<!X',
-  '>',
-  '<![CDATA[',
-  ']]>',
-  '<script>',
-  '</script>',
-  '<pre',
-  '<a href="x">',
-  '</span>',
-  '<x-y z=1/>',
-  '<DIV class="a">',
-  '[a]: /u',
-  '[[wiki]]',
-  '[!note] t',
-  '[a]',
-  '\\',
-  '&#32;',
-  'tool_call',
-  '{"x": 1}',
-  '\u00a0',
-  '\u3000',
-];
-
-function randomNote(seed: number, pieces = 60): string {
-  const next = seededInts(seed);
-  let out = '';
-  const length = 1 + next(pieces);
-  for (let i = 0; i < length; i++) out += PIECES[next(PIECES.length)];
-  return out;
-}
 
 /** A random note made of whole lines, each a stack of containers and one leaf. */
 function randomLines(seed: number): string {
@@ -187,11 +99,6 @@ function randomLazy(seed: number): string {
   return `${lines.join('\n')}\n`;
 }
 
-const specInputs = spec.tests.map((t) => ({
-  name: `spec example ${t.number}`,
-  src: t.markdown.replace(/→/g, '\t'),
-}));
-
 function variants(markdown: string): string[] {
   const opener = /^([ \t>*+\-.\d]*?)(`{3,}|~{3,})[^\n`]*$/gm;
   return [
@@ -204,11 +111,14 @@ function variants(markdown: string): string[] {
 }
 
 const inputs = [
-  ...specInputs,
-  ...specInputs.flatMap(({ name, src }) =>
+  ...SPEC_EXAMPLES,
+  ...SPEC_EXAMPLES.flatMap(({ name, src }) =>
     variants(src).map((v, i) => ({ name: `${name}, variant ${i}`, src: v })),
   ),
-  ...Array.from({ length: 4000 }, (_, i) => ({ name: `random note ${i}`, src: randomNote(i + 1) })),
+  ...Array.from({ length: 4000 }, (_, i) => ({
+    name: `random note ${i}`,
+    src: randomPieces(i + 1),
+  })),
   ...Array.from({ length: 4000 }, (_, i) => ({
     name: `random lines ${i}`,
     src: randomLines(i + 1),
@@ -330,10 +240,7 @@ test('notes made of the characters a reference definition is read from', () => {
   ];
   let definitions = 0;
   for (let seed = 1; seed <= 6000; seed++) {
-    const next = seededInts(seed * 7919);
-    let note = '';
-    const length = 4 + next(40);
-    for (let i = 0; i < length; i++) note += pieces[next(pieces.length)];
+    const note = randomPieces(seed * 7919, pieces, 44);
     const ours = structureFromScannerForTest(note);
     assert.deepEqual(ours, structureFromMarkdownItForTest(note), JSON.stringify(note));
     definitions += ours.top.filter((b) => b.kind === 'reference_definition').length;

@@ -5,7 +5,6 @@
 // CommonMark spec example and on random notes built from the characters that decide block
 // structure.
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import MarkdownIt from 'markdown-it';
 import type { Token } from 'markdown-it';
@@ -15,10 +14,7 @@ import {
   structureFromMarkdownItForTest,
   tokensForTest,
 } from '../../src/note/structure.ts';
-import { seededInts } from '../helpers/random.ts';
-
-const require = createRequire(import.meta.url);
-const spec = require('commonmark-spec') as { tests: { markdown: string; number: number }[] };
+import { SPEC_EXAMPLES, randomPieces } from '../helpers/markdown-inputs.ts';
 
 const stock = new MarkdownIt('commonmark', { html: true });
 
@@ -32,55 +28,12 @@ function shape(t: Token): unknown {
   return [t.type, t.tag, t.nesting, t.level, t.map, t.markup, t.info, t.content, t.attrs, t.block];
 }
 
-/** A random note from the characters and line starts that matter to block structure. */
-function randomNote(seed: number): string {
-  const next = seededInts(seed);
-  const pieces = [
-    ' ',
-    '  ',
-    '\t',
-    ' \t',
-    '\n',
-    '\n\n',
-    '> ',
-    '>',
-    '- ',
-    '* ',
-    '1. ',
-    '2) ',
-    '```',
-    '~~~',
-    '```json',
-    '    ',
-    'text',
-    '#',
-    '# h',
-    '===',
-    '---',
-    '<div>',
-    '</div>',
-    '<!--',
-    '-->',
-    '[a]: /u',
-    '\\',
-    '&#32;',
-    'tool_call',
-    '{"x": 1}',
-    '   ```',
-    '\u00a0',
-  ];
-  let out = '';
-  const length = 1 + next(60);
-  for (let i = 0; i < length; i++) out += pieces[next(pieces.length)];
-  return out;
-}
-
 const inputs = [
-  ...spec.tests.map((t) => ({
-    name: `spec example ${t.number}`,
-    src: t.markdown.replace(/→/g, '\t'),
+  ...SPEC_EXAMPLES,
+  ...Array.from({ length: 3000 }, (_, i) => ({
+    name: `random note ${i}`,
+    src: randomPieces(i + 1),
   })),
-  ...Array.from({ length: 3000 }, (_, i) => ({ name: `random note ${i}`, src: randomNote(i + 1) })),
   { name: 'white space at the very end', src: 'a\n  \t ' },
   { name: 'only white space', src: ' \t ' },
   { name: 'empty', src: '' },

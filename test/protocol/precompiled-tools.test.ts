@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { toolValidatorsSource } from '../../src/config/precompile.ts';
+import { builtinToolSchemas, toolValidatorsSource } from '../../src/config/precompile.ts';
 import {
   compileSchema,
   loadToolValidators,
@@ -8,7 +8,7 @@ import {
   upgradeDraft7,
 } from '../../src/protocol/ajv.ts';
 import { schemaKey } from '../../src/protocol/precompiled.ts';
-import type { JsonSchema, Tool } from '../../src/protocol/types.ts';
+import type { Tool } from '../../src/protocol/types.ts';
 import { BUILTIN_PACKS } from '../../src/tools/index.ts';
 import { validatorOutcome, writeValidatorsModule } from '../helpers/validators.ts';
 
@@ -17,11 +17,7 @@ import { validatorOutcome, writeValidatorsModule } from '../helpers/validators.t
 // ones do: the same verdict, the same errors and the same defaults filled in.
 
 const tools: Tool[] = BUILTIN_PACKS.flatMap((pack) => [...(pack.staticTools ?? [])]);
-const schemas: JsonSchema[] = tools.flatMap((tool) =>
-  [tool.inputSchema, tool.outputSchema, tool.configSchema].filter(
-    (s): s is JsonSchema => s !== undefined,
-  ),
-);
+const schemas = builtinToolSchemas();
 
 let file = '';
 let remove = async (): Promise<void> => undefined;
