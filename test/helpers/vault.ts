@@ -115,9 +115,14 @@ export interface DaemonProcess {
  * Start `vaultd <command>` as a child process, the way the README does.
  * @param args CLI arguments, e.g. `['run', '--config', path]`.
  * @param env extra environment.
+ * @param nodeArgs options for node itself, before the script (e.g. `--trace-gc`).
  */
-export function startCli(args: readonly string[], env: Record<string, string> = {}): DaemonProcess {
-  const child = spawn(process.execPath, [BIN, ...args], {
+export function startCli(
+  args: readonly string[],
+  env: Record<string, string> = {},
+  nodeArgs: readonly string[] = [],
+): DaemonProcess {
+  const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
