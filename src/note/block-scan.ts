@@ -631,8 +631,13 @@ class Scan {
     this.lineMax = oldLineMax;
     this.parent = oldParent;
     map[1] = this.line;
+    // Put back the lines the enclosing container reads again: the ones from where the quote's
+    // blocks ended (a line they did not take, such as a lazy line that starts a block of its own,
+    // or the line that ended the quote) and the one before. Blocks go forward, so no rule reads
+    // the lines the quote's blocks took. The records are in line order: walk back from the top.
     const saved = this.saved;
-    for (let i = base; i < this.savedTop; i += 5) {
+    const from = this.line - 1;
+    for (let i = this.savedTop - 5; i >= base && (saved[i] as number) >= from; i -= 5) {
       const line = saved[i] as number;
       bMarks[line] = saved[i + 1] as number;
       bsCount[line] = saved[i + 2] as number;
