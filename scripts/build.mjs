@@ -6,7 +6,7 @@
 // their modules through chunks, so a plugin's `ToolError` is the daemon's. Dependencies stay
 // external. bin/vaultd.js uses the bundle only while it is newer than
 // every source file, so an edited checkout never runs stale code.
-import { readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
 
@@ -33,7 +33,29 @@ const result = await build({
   splitting: true,
   sourcemap: 'linked',
   metafile: true,
+  write: false,
 });
+// esbuild writes the code in ASCII (its default charset) but keeps the comments of class members
+// as written, and one `–` or `…` in them made V8 hold the whole chunk's source as a two-byte
+// string: twice the memory (1.2 MB instead of 0.6 for the largest, the biggest object in an idle
+// daemon's heap). Characters past U+00FF are escaped in comment lines; anywhere else the build
+// stops, since changing them could change the code.
+mkdirSync(dist, { recursive: true });
+for (const file of result.outputFiles) {
+  let text = file.text;
+  if (!file.path.endsWith('.map') && /[^\0-\xff]/u.test(text)) {
+    text = text
+      .split('\n')
+      .map((line, index) => {
+        if (!/[^\0-\xff]/u.test(line)) return line;
+        if (!/^\s*(\/\*|\*|\/\/)/.test(line))
+          throw new Error(`${file.path}:${index + 1}: a character past U+00FF outside a comment`);
+        return line.replace(/[^\0-\xff]/gu, (c) => `\\u{${c.codePointAt(0).toString(16)}}`);
+      })
+      .join('\n');
+  }
+  writeFileSync(file.path, text);
+}
 
 // Chunk names carry a hash of their content: remove the chunks of earlier builds.
 // The metafile names outputs relative to the working directory.
