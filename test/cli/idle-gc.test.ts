@@ -23,44 +23,57 @@ function fullCollections(output: string): Map<string, boolean[]> {
   return byIsolate;
 }
 
-test('an idle daemon runs at most one memory-reducing collection, and none without a full one before', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'vaultd-idle-gc-'));
-  try {
-    const vault = join(dir, 'v');
-    const init = await runCli(['init', vault]);
-    assert.equal(init.code, 0, init.stderr);
-    const run = ['run', '--vault', vault, '--config', join(vault, 'vaultd.yaml')];
-    // The control runs on a vault of its own (two daemons on one vault would meet its lock).
-    const controlVault = join(dir, 'c');
-    assert.equal((await runCli(['init', controlVault])).code, 0);
-    const vaultd = startCli(run, {}, ['--trace-gc']);
-    const control = startCli(
-      ['run', '--vault', controlVault, '--config', join(controlVault, 'vaultd.yaml')],
-      {},
-      ['--trace-gc', '--memory-reducer-for-small-heaps'],
-    );
+// bin/vaultd.js sets the flags on V8 11 (Node 20) only, where they were checked.
+const skip = process.versions.v8.startsWith('11.') ? false : 'the flags are set on V8 11 only';
+
+test(
+  'an idle daemon runs at most one memory-reducing collection, and none without a full one before',
+  { skip },
+  async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'vaultd-idle-gc-'));
     try {
-      await Promise.all([vaultd.ready(), control.ready()]);
-      // The reducer starts 8 s after start-up; the control shows when that has passed.
-      await waitFor(() => control.output().includes('Mark-Compact (reduce)'), {
-        timeoutMs: 30_000,
-        message: 'the control daemon (V8 defaults) to run the memory reducer',
-      });
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
-      for (const [isolate, collections] of fullCollections(vaultd.output())) {
-        const reduced = collections.filter(Boolean).length;
-        const before = collections.findIndex((reduce) => !reduce);
-        assert.ok(reduced <= 1, `isolate ${isolate}: ${reduced} reducing collections`);
-        if (reduced === 1)
-          assert.ok(
-            before !== -1 && before < collections.indexOf(true),
-            `isolate ${isolate}: a reducing collection with no full collection before it`,
-          );
+      const vault = join(dir, 'v');
+      const init = await runCli(['init', vault]);
+      assert.equal(init.code, 0, init.stderr);
+      const run = ['run', '--vault', vault, '--config', join(vault, 'vaultd.yaml')];
+      // The control runs on a vault of its own (two daemons on one vault would meet its lock).
+      const controlVault = join(dir, 'c');
+      assert.equal((await runCli(['init', controlVault])).code, 0);
+      const vaultd = startCli(run, {}, ['--trace-gc']);
+      const control = startCli(
+        ['run', '--vault', controlVault, '--config', join(controlVault, 'vaultd.yaml')],
+        {},
+        ['--trace-gc', '--memory-reducer-for-small-heaps'],
+      );
+      try {
+        await Promise.all([vaultd.ready(), control.ready()]);
+        // The reducer starts 8 s after start-up; the control shows when that has passed.
+        await waitFor(() => control.output().includes('Mark-Compact (reduce)'), {
+          timeoutMs: 30_000,
+          message: 'the control daemon (V8 defaults) to run the memory reducer',
+        });
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+        for (const [isolate, collections] of fullCollections(vaultd.output())) {
+          const reduced = collections.filter(Boolean).length;
+          const before = collections.findIndex((reduce) => !reduce);
+          assert.ok(reduced <= 1, `isolate ${isolate}: ${reduced} reducing collections`);
+          if (reduced === 1)
+            assert.ok(
+              before !== -1 && before < collections.indexOf(true),
+              `isolate ${isolate}: a reducing collection with no full collection before it`,
+            );
+        }
+      } finally {
+        await Promise.all([vaultd.stop(), control.stop()]);
       }
     } finally {
-      await Promise.all([vaultd.stop(), control.stop()]);
+      await rm(dir, { recursive: true, force: true });
     }
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  },
+);
+
+test('starting writes nothing to stderr: V8 knows every flag bin/vaultd.js sets', async () => {
+  const version = await runCli(['--version']);
+  assert.equal(version.code, 0);
+  assert.equal(version.stderr, '');
 });
