@@ -371,7 +371,8 @@ class Scan {
       this.code(line, endLine);
       return;
     }
-    const c = this.src.charCodeAt((this.bMarks[line] as number) + (this.tShift[line] as number));
+    const start = (this.bMarks[line] as number) + (this.tShift[line] as number);
+    const c = this.src.charCodeAt(start);
     switch (c) {
       case 0x60: // `
       case 0x7e: // ~
@@ -398,7 +399,7 @@ class Scan {
         if (this.list(line, endLine)) return;
         break;
       case 0x5b: // [
-        if (this.mayBeReference(line)) {
+        if (mayStartReference(this.src, start)) {
           const after = this.reference(this, line, endLine);
           if (after >= 0) {
             this.line = after;
@@ -823,27 +824,6 @@ class Scan {
     return true;
   }
 
-  /**
-   * Whether the block at `line`, which starts with `[`, may be a link reference definition: its
-   * label closes on the line with `]:`, or goes on to the next line. A `[` inside the label, or a
-   * `]` not followed by `:`, rules one out (CommonMark's link labels hold no unescaped bracket).
-   */
-  mayBeReference(line: number): boolean {
-    const src = this.src;
-    const max = this.eMarks[line] as number;
-    for (
-      let pos = (this.bMarks[line] as number) + (this.tShift[line] as number) + 1;
-      pos < max;
-      pos++
-    ) {
-      const c = src.charCodeAt(pos);
-      if (c === 0x5b) return false;
-      if (c === 0x5d) return src.charCodeAt(pos + 1) === 0x3a;
-      if (c === 0x5c) pos++;
-    }
-    return true;
-  }
-
   htmlBlock(startLine: number, endLine: number): boolean {
     const src = this.src;
     let text = src.slice(
@@ -987,4 +967,24 @@ class Scan {
     }
     return out;
   }
+}
+
+/**
+ * Whether a link reference definition can start at `pos`: markdown-it's rule reads a label from
+ * there up to its first `]`, fails on a `[` before it and wants a `:` right after it. Walking the
+ * raw text gives a necessary condition: between two lines of a block the rule skips only
+ * container markers and indentation (`>`, spaces, tabs), never a bracket or a backslash, and it
+ * skips an escaped character as this does. Only a block that passes goes to the reference reader
+ * (which loads markdown-it). Linear: every walk starts at a `[` that begins a line's content and
+ * stops at the next bracket.
+ */
+export function mayStartReference(src: string, pos: number): boolean {
+  if (src.charCodeAt(pos) !== 0x5b /* [ */) return false;
+  for (let i = pos + 1; i < src.length; i++) {
+    const c = src.charCodeAt(i);
+    if (c === 0x5b /* [ */) return false;
+    if (c === 0x5d /* ] */) return src.charCodeAt(i + 1) === 0x3a; /* : */
+    if (c === 0x5c /* \ */) i++;
+  }
+  return false;
 }

@@ -189,31 +189,11 @@ export function lineTablesForTest(src: string): { ours: unknown; markdownIt: unk
 }
 
 /**
- * Whether a link reference definition can start at `pos`: markdown-it's rule reads a label from
- * there up to its first `]`, fails on a `[` before it and wants a `:` right after it. Walking the
- * raw text gives a necessary condition: between two lines of a block the rule skips only
- * container markers and indentation (`>`, spaces, tabs), never a bracket or a backslash, and it
- * skips an escaped character as this does. Only a note that passes loads markdown-it. Linear:
- * every walk starts at a `[` that begins a line's content and stops at the next bracket.
- */
-export function mayStartReference(src: string, pos: number): boolean {
-  if (src.charCodeAt(pos) !== 0x5b /* [ */) return false;
-  for (let i = pos + 1; i < src.length; i++) {
-    const c = src.charCodeAt(i);
-    if (c === 0x5b /* [ */) return false;
-    if (c === 0x5d /* ] */) return src.charCodeAt(i + 1) === 0x3a; /* : */
-    if (c === 0x5c /* \ */) i++;
-  }
-  return false;
-}
-
-/**
  * markdown-it's link reference definition rule, run for vaultd's scanner over the scanner's own
  * line table (a block state of markdown-it's around the same columns): the line after the
  * definition, or -1 when the block is not one.
  */
 function readReference(scan: ScanState, line: number, endLine: number): number {
-  if (!mayStartReference(scan.src, scan.bMarks[line]! + scan.tShift[line]!)) return -1;
   const { md, referenceRule, ReferenceState } = markdownIt();
   const state = Object.create(ReferenceState) as StateBlock;
   state.src = scan.src;

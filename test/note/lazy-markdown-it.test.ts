@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { test } from 'node:test';
-import { mayStartReference, readStructure } from '../../src/note/structure.ts';
+import { mayStartReference } from '../../src/note/block-scan.ts';
+import { readStructure } from '../../src/note/structure.ts';
 
 const require = createRequire(import.meta.url);
 const loaded = (): boolean => Object.keys(require.cache).some((k) => k.includes('/markdown-it/'));
