@@ -24,15 +24,6 @@ export function schemaKey(schema: unknown): string {
   return `s${hash('sha256', canonicalJson(schema), 'hex').slice(0, 32)}`;
 }
 
-/**
- * Load a module of precompiled validators, or null when there is none (vaultd runs from its
- * sources, not from the bundle).
- * @param file the module's path.
- */
-export function loadValidators(file: string): PrecompiledValidators | null {
-  return existsSync(file) ? (require(file) as PrecompiledValidators) : null;
-}
-
 /** One module of precompiled validators, loaded on first lookup. */
 export class PrecompiledSet {
   readonly #file: string;
@@ -49,10 +40,10 @@ export class PrecompiledSet {
   /**
    * (Re)load the validators.
    * @param file where to look; next to the bundle unless a test says otherwise.
-   * @returns them, or null when there is no such file.
+   * @returns them, or null when there is no such file (vaultd runs from its sources).
    */
   load(file = this.#file): PrecompiledValidators | null {
-    this.#validators = loadValidators(file);
+    this.#validators = existsSync(file) ? (require(file) as PrecompiledValidators) : null;
     return this.#validators;
   }
 

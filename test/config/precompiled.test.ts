@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { builtinConfigSchemas, configValidatorsSource } from '../../src/config/precompile.ts';
 import { CONFIG_SCHEMA } from '../../src/config/schema.ts';
@@ -13,7 +13,7 @@ import type { JsonSchema } from '../../src/protocol/types.ts';
 import { packConfigSchemas } from '../../src/tools/host.ts';
 import { BUILTIN_PACKS } from '../../src/tools/index.ts';
 import { sampleConfigText } from '../../src/config/index.ts';
-import { validatorOutcome, writeValidatorsModule } from '../helpers/validators.ts';
+import { validatorOutcome, validatorsModuleForTests } from '../helpers/validators.ts';
 
 // The build writes validators of the built-in config schemas next to the bundle (scripts/build.mjs),
 // so that start-up compiles none. They must check a config exactly as the compiled ones do: the
@@ -22,15 +22,9 @@ import { validatorOutcome, writeValidatorsModule } from '../helpers/validators.t
 const packSchemas = packConfigSchemas(BUILTIN_PACKS);
 const schemas = builtinConfigSchemas();
 
-let file = '';
-let remove = async (): Promise<void> => undefined;
-before(async () => {
-  ({ file, remove } = await writeValidatorsModule(
-    'config-validators.cjs',
-    configValidatorsSource(schemas),
-  ));
-});
-after(() => remove());
+const file = validatorsModuleForTests('config-validators.cjs', () =>
+  configValidatorsSource(schemas),
+);
 
 const WRONG_VALUES: readonly unknown[] = [
   null,
@@ -81,7 +75,7 @@ function setAt(data: unknown, path: readonly (string | number)[], value: unknown
 
 describe('precompiled config validators', () => {
   it('has one validator per built-in schema, and configValidator uses it', () => {
-    const precompiled = loadPrecompiled(file);
+    const precompiled = loadPrecompiled(file());
     assert.ok(precompiled !== null);
     for (const schema of schemas) {
       const validate: unknown = precompiled[schemaKey(schema)];
@@ -102,7 +96,7 @@ describe('precompiled config validators', () => {
   });
 
   it('gives the verdict, errors and defaults of the compiled schema on the sample config and thousands of broken ones', () => {
-    const precompiled = loadPrecompiled(file)!;
+    const precompiled = loadPrecompiled(file())!;
     const sample = parse(sampleConfigText()) as Record<string, unknown>;
     const sections = (sample['tools'] ?? {}) as Record<string, unknown>;
     let compared = 0;

@@ -1,25 +1,26 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 
 const root = new URL('../..', import.meta.url).pathname;
 
 /**
- * A module of precompiled validators written for a test: inside the checkout, so that its
- * `require('ajv/…')` finds the dependencies.
+ * A module of precompiled validators for the tests of one file: written before them, inside the
+ * checkout (so that its `require('ajv/…')` finds the dependencies), and removed after them.
  * @param name the module's file name.
  * @param source its text (`configValidatorsSource`, `toolValidatorsSource`).
- * @returns its path and a function that removes it.
+ * @returns the module's path, once the tests run.
  */
-export async function writeValidatorsModule(
-  name: string,
-  source: string,
-): Promise<{ file: string; remove: () => Promise<void> }> {
+export function validatorsModuleForTests(name: string, source: () => string): () => string {
   const dir = join(root, 'node_modules', '.cache', `vaultd-${name}-${process.pid}`);
-  await mkdir(dir, { recursive: true });
   const file = join(dir, name);
-  await writeFile(file, source);
-  return { file, remove: () => rm(dir, { recursive: true, force: true }) };
+  before(async () => {
+    await mkdir(dir, { recursive: true });
+    await writeFile(file, source());
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+  return () => file;
 }
 
 /**

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { builtinToolSchemas, toolValidatorsSource } from '../../src/config/precompile.ts';
 import {
   compileSchema,
@@ -10,7 +10,7 @@ import {
 import { schemaKey } from '../../src/protocol/precompiled.ts';
 import type { Tool } from '../../src/protocol/types.ts';
 import { BUILTIN_PACKS } from '../../src/tools/index.ts';
-import { validatorOutcome, writeValidatorsModule } from '../helpers/validators.ts';
+import { validatorOutcome, validatorsModuleForTests } from '../helpers/validators.ts';
 
 // The build writes validators of the built-in tools' schemas next to the bundle, so that a daemon
 // with only built-in tools never loads Ajv. They must check arguments exactly as the compiled
@@ -19,15 +19,7 @@ import { validatorOutcome, writeValidatorsModule } from '../helpers/validators.t
 const tools: Tool[] = BUILTIN_PACKS.flatMap((pack) => [...(pack.staticTools ?? [])]);
 const schemas = builtinToolSchemas();
 
-let file = '';
-let remove = async (): Promise<void> => undefined;
-before(async () => {
-  ({ file, remove } = await writeValidatorsModule(
-    'tool-validators.cjs',
-    toolValidatorsSource(schemas),
-  ));
-});
-after(() => remove());
+const file = validatorsModuleForTests('tool-validators.cjs', () => toolValidatorsSource(schemas));
 
 const VALUES: readonly unknown[] = [
   null,
@@ -77,7 +69,7 @@ function* argumentSets(tool: Tool): Generator<Record<string, unknown>> {
 describe('precompiled tool validators', () => {
   it('has one validator per built-in tool schema, and compileSchema uses it', () => {
     assert.ok(tools.length >= 20, `${tools.length} static tools`);
-    const precompiled = loadToolValidators(file);
+    const precompiled = loadToolValidators(file());
     assert.ok(precompiled !== null);
     for (const schema of schemas) {
       const validate: unknown = precompiled[schemaKey(upgradeDraft7(schema))];
@@ -91,7 +83,7 @@ describe('precompiled tool validators', () => {
   });
 
   it("gives the verdict, errors and defaults of the compiled schema on every tool's arguments", () => {
-    const precompiled = loadToolValidators(file)!;
+    const precompiled = loadToolValidators(file())!;
     let compared = 0;
     for (const tool of tools) {
       const upgraded = upgradeDraft7(tool.inputSchema) as object;
