@@ -9,20 +9,12 @@
 import { mkdirSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
+import { NODE_BUNDLE } from './esbuild-options.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const dist = join(root, 'dist');
-// How every bundle here is made (bench/lib/bundled.ts bundles the same way).
-const nodeBundle = {
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20.19',
-  packages: 'external',
-  logLevel: 'warning',
-};
 const result = await build({
-  ...nodeBundle,
+  ...NODE_BUNDLE,
   entryPoints: {
     vaultd: `${root}src/cli/main.ts`,
     index: `${root}src/index.ts`,
@@ -70,7 +62,7 @@ for (const name of readdirSync(dist)) {
 // module, run once here.
 const generator = join(dist, '.precompile.mjs');
 await build({
-  ...nodeBundle,
+  ...NODE_BUNDLE,
   entryPoints: [`${root}src/config/precompile.ts`],
   outfile: generator,
 });

@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { NODE_BUNDLE } from '../../scripts/esbuild-options.mjs';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const OUT = join(ROOT, 'node_modules', '.cache', 'vaultd-bench');
@@ -18,12 +19,7 @@ export async function importBundled<T>(entry: string): Promise<T> {
   await build({
     entryPoints: [join(ROOT, entry)],
     outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20.19',
-    packages: 'external',
-    logLevel: 'warning',
+    ...NODE_BUNDLE,
   });
   return (await import(pathToFileURL(outfile).href)) as T;
 }
