@@ -72,6 +72,8 @@ describe('vaultd run: Dashboard.md', () => {
         const t = await readFile(dashboard(), 'utf8');
         const counts = new Map(tableUnder(t, 'Notes').map(([k, v]) => [k, v]));
         const caughtUp =
+          counts.get('inbox') === '0' &&
+          counts.get('in_progress') === '0' &&
           counts.get('done') === '2' &&
           counts.get('failed') === '1' &&
           counts.get('pending_approval') === '1' &&
