@@ -9,10 +9,13 @@
 //
 // One rule is markdown-it's own, run over this scanner's line table: the link reference
 // definition's (a block starting with `[` whose label may close with `]:`), which reads link
-// syntax over several lines. And one thing is done differently, for the same result: a run of
-// lazy lines under nested quotes is read once, not once per quote (markdown-it's parse is
-// quadratic there; see `blockquote`). Tests keep the two equal: the same structure on every
-// CommonMark spec example and on thousands of random notes (test/note/block-scan.test.ts).
+// syntax over several lines. One thing is done differently, for the same result: a run of lazy
+// lines under nested quotes is read once, not once per quote (markdown-it's parse is quadratic
+// there; see `blockquote`). And where markdown-it reads a note differently from CommonMark's
+// reference implementation (commonmark.js), the scanner reads what the reference reads: each
+// place says so (docs/markdown.md lists them). Tests keep the scanner equal to markdown-it
+// elsewhere, and to the reference there, on every CommonMark spec example and on thousands of
+// random notes (test/note/block-scan.test.ts, test/note/commonmark-differential.test.ts).
 
 /** A block token, with the fields of markdown-it's that vaultd's structure reader reads. */
 export interface BlockToken {
@@ -105,9 +108,9 @@ export function buildLineTable(src: string, blankBefore = 0): LineTable {
       else break;
       indent++;
     }
-    // markdown-it keeps no line for white space at the very end of the source.
-    if (pos >= length) break;
-    const newline = src.indexOf('\n', pos);
+    // White space at the very end of the source is a (blank) line of its own, as CommonMark
+    // reads it: an open fence holds it. markdown-it keeps no line for it.
+    const newline = pos >= length ? -1 : src.indexOf('\n', pos);
     bMarks[line] = start;
     eMarks[line] = newline === -1 ? length : newline;
     tShift[line] = indent;
@@ -148,14 +151,21 @@ export type ScanState = Readonly<
     | 'listIndent'
     | 'lineMax'
     | 'level'
+    | 'endsDefinition'
   >
 >;
 
 /**
  * Reads the link reference definition starting at `line` (its tokens go to `scan.tokens`): the
- * line after it, or -1 when there is none.
+ * line after it, or -1 when there is none. `continuation`: the line goes on with a paragraph that
+ * began with a definition, so it may be indented any amount.
  */
-export type ReferenceReader = (scan: ScanState, line: number, endLine: number) => number;
+export type ReferenceReader = (
+  scan: ScanState,
+  line: number,
+  endLine: number,
+  continuation: boolean,
+) => number;
 
 /**
  * Read the blocks of `src` (normalised markdown) into `tokens`: every top-level block's opening
@@ -277,6 +287,14 @@ class Scan {
   blkIndent = 0;
   /** The enclosing list item's blkIndent, -1 outside lists. */
   listIndent = -1;
+  /**
+   * The content columns of the containers around the open list items, outermost first (each
+   * item's listIndent): a line less indented than an item's content is judged against the
+   * innermost container it still belongs to. Entries below `outerFloor` belong to the quotes
+   * around the current one, whose lines are counted from another column.
+   */
+  readonly outer: number[] = [];
+  outerFloor = 0;
   parent = Parent.Other;
   /** markdown-it's token level: one per open block quote, list and list item. */
   level = 0;
@@ -400,9 +418,9 @@ class Scan {
         break;
       case 0x5b: // [
         if (mayStartReference(this.src, start)) {
-          const after = this.reference(this, line, endLine);
+          const after = this.reference(this, line, endLine, false);
           if (after >= 0) {
-            this.line = after;
+            this.afterReference(after, endLine);
             return;
           }
         }
@@ -420,13 +438,72 @@ class Scan {
   }
 
   /**
+   * After the link reference definition that ends before `line`. In CommonMark definitions are
+   * taken off the start of a paragraph: a line that goes on with that paragraph is another
+   * definition or paragraph text, never a block's start (markdown-it starts a block there: an
+   * ordered item not numbered 1, an empty item, an HTML block of the seventh kind, whose end is a
+   * blank line, so it could take the fence after it). A setext underline right after definitions
+   * underlines nothing: `===` is text, `---` a thematic break.
+   */
+  afterReference(line: number, endLine: number): void {
+    for (;;) {
+      this.line = line;
+      if (line >= endLine || this.isEmpty(line)) return;
+      // A line an enclosing quote made lazy goes on with the paragraph.
+      if ((this.sCount[line] as number) >= 0 && this.endsParagraph(line)) return;
+      const at = (this.bMarks[line] as number) + (this.tShift[line] as number);
+      if (!mayStartReference(this.src, at)) break;
+      const after = this.reference(this, line, endLine, true);
+      if (after < 0) break;
+      line = after;
+    }
+    this.paragraph(line, endLine);
+  }
+
+  /** Whether a block that ends a paragraph starts on `line`. */
+  endsParagraph(line: number): boolean {
+    const oldParent = this.parent;
+    this.parent = Parent.Paragraph;
+    const ends = this.interrupts(line);
+    this.parent = oldParent;
+    return ends;
+  }
+
+  /**
+   * Whether `line` ends the lines a link reference definition is read from (CommonMark's
+   * paragraph): a block that ends a paragraph starts on it, or it is a setext underline (a
+   * paragraph's definitions are read from the lines before it, whatever it then is). Lines an
+   * enclosing quote made lazy, and lines indented four columns past the container's, never get
+   * here.
+   */
+  endsDefinition(line: number): boolean {
+    const sCount = this.sCount[line] as number;
+    return (sCount >= this.blkIndent && this.setextLevel(line) > 0) || this.endsParagraph(line);
+  }
+
+  /** The level of the setext heading `line` underlines (a run of `=` or `-`), or 0. */
+  setextLevel(line: number): number {
+    let pos = (this.bMarks[line] as number) + (this.tShift[line] as number);
+    const max = this.eMarks[line] as number;
+    const marker = this.src.charCodeAt(pos);
+    if (pos >= max || (marker !== 0x2d && marker !== 0x3d)) return 0;
+    pos = this.skipSpaces(this.skipChars(pos, marker));
+    if (pos < max) return 0;
+    return marker === 0x3d ? 1 : 2;
+  }
+
+  /**
    * Whether `line` ends a paragraph or a block quote's lazy lines: a fence, a block quote, a
    * thematic break, a list item, an HTML block of the first six kinds, or an ATX heading starts
    * on it (markdown-it's terminator rules of `paragraph`, `blockquote` and `reference`). With
    * `list`, whether it ends a list: only a fence, a block quote or a thematic break does.
    */
   interrupts(line: number, list = false): boolean {
-    if ((this.sCount[line] as number) - this.blkIndent >= 4) return false;
+    // Indented code ends nothing. A line less indented than the list item's content is indented
+    // from the innermost container it belongs to (CommonMark; markdown-it counts from the item).
+    const sCount = this.sCount[line] as number;
+    if (sCount - (sCount >= this.blkIndent ? this.blkIndent : this.belongsTo(sCount)) >= 4)
+      return false;
     const pos = (this.bMarks[line] as number) + (this.tShift[line] as number);
     const c = this.src.charCodeAt(pos);
     switch (c) {
@@ -524,7 +601,7 @@ class Scan {
     const fence = token('fence', 'code', 0, this.level, [startLine, this.line]);
     fence.info = info;
     fence.markup = markup;
-    fence.content = this.getLines(startLine + 1, nextLine, this.sCount[startLine] as number, true);
+    fence.content = this.fenceContent(startLine + 1, nextLine, this.sCount[startLine] as number);
     fence.meta = { closed, column: at - (src.lastIndexOf('\n', at - 1) + 1) };
     this.tokens.push(fence);
     return true;
@@ -549,29 +626,26 @@ class Scan {
       let pos = (bMarks[nextLine] as number) + (tShift[nextLine] as number);
       const max = this.eMarks[nextLine] as number;
       if (lineCount === -1 && pos < max && !lastLineEmpty) {
-        // A line an enclosing quote made lazy. This quote reads it the same way, and so does
-        // every quote nested in this one: whether it ends the quote depends on its text alone (a
-        // lazy line is never indented code, and never continues a paragraph here). The first
-        // quote to read a run of them keeps where the run ends, and the quotes inside skip it:
-        // without that, a run of lazy lines under 1,000 quotes was read 1,000 times (196 KB:
-        // 14 s; markdown-it 39 s).
+        // A line an enclosing quote made lazy: that quote found it starts no block, judged from
+        // the container outside it (the innermost one the line belongs to, as CommonMark judges
+        // a lazy line once), so it is lazy in every quote nested in that one too. markdown-it
+        // judges it again in each, with its indentation lost: an indented fence or HTML block
+        // there ended the inner quotes. The first quote to read a run of them keeps where the
+        // run ends, and the quotes inside skip it: without that, a run of lazy lines under 1,000
+        // quotes was read 1,000 times (196 KB: 14 s; markdown-it 39 s).
         const end = this.lazyRunEnd?.[nextLine] ?? 0;
-        if (end > nextLine && end <= endLine) {
-          if (runStart < 0) runStart = nextLine;
-          nextLine = end - 1;
-          continue;
-        }
-        if (!this.interrupts(nextLine)) {
-          if (runStart < 0) runStart = nextLine;
-          continue;
-        }
+        if (runStart < 0) runStart = nextLine;
+        if (end > nextLine && end <= endLine) nextLine = end - 1;
+        continue;
       }
       if (runStart >= 0) {
         this.keepLazyRun(runStart, nextLine);
         runStart = -1;
       }
       if (pos >= max) break;
-      if (src.charCodeAt(pos++) === 0x3e && !isOutdented) {
+      // A `>` indented four columns or more (from the container's content) marks no quote: the
+      // line is lazy, or ends the quote (markdown-it reads it as the quote's).
+      if (src.charCodeAt(pos++) === 0x3e && !isOutdented && lineCount - this.blkIndent < 4) {
         // A `>` line: the quote's content starts after the marker and one optional space.
         let initial = lineCount + 1;
         let spaceAfterMarker = false;
@@ -601,7 +675,11 @@ class Scan {
           else break;
         }
         lastLineEmpty = pos >= max;
-        bsCount[nextLine] = lineCount + 1 + (spaceAfterMarker ? 1 : 0);
+        // The column the quote's content starts at in the line as written: an enclosing quote's
+        // too (markdown-it counts from that quote's content, so tabs in a quote in a quote
+        // reached the wrong column).
+        bsCount[nextLine] =
+          (bsCount[nextLine] as number) + lineCount + 1 + (spaceAfterMarker ? 1 : 0);
         sCount[nextLine] = offset - initial;
         tShift[nextLine] = pos - (bMarks[nextLine] as number);
         continue;
@@ -623,11 +701,14 @@ class Scan {
     if (runStart >= 0) this.keepLazyRun(runStart, nextLine);
     const oldIndent = this.blkIndent;
     this.blkIndent = 0;
+    const oldFloor = this.outerFloor;
+    this.outerFloor = this.outer.length;
     const map: [number, number] = [startLine, 0];
     this.tokens.push(token('blockquote_open', 'blockquote', 1, this.level, map));
     this.level++;
     this.tokenize(startLine, nextLine);
     this.level--;
+    this.outerFloor = oldFloor;
     this.tokens.push(token('blockquote_close', 'blockquote', -1, this.level, null));
     this.lineMax = oldLineMax;
     this.parent = oldParent;
@@ -729,11 +810,21 @@ class Scan {
     return pos;
   }
 
+  /**
+   * The content column of the innermost open container a line indented `sCount` columns (less
+   * than the current list item's content) still belongs to.
+   */
+  belongsTo(sCount: number): number {
+    const outer = this.outer;
+    for (let i = outer.length - 1; i >= this.outerFloor; i--) {
+      if ((outer[i] as number) <= sCount) return outer[i] as number;
+    }
+    return 0;
+  }
+
   /** Whether a list item starting on `line` ends the paragraph or quote before it. */
   listInterrupts(line: number): boolean {
     const sCount = this.sCount[line] as number;
-    if (this.listIndent >= 0 && sCount - this.listIndent >= 4 && sCount < this.blkIndent)
-      return false;
     // Only an empty item, or an ordered one not numbered 1, cannot interrupt a paragraph.
     const paragraph = this.parent === Parent.Paragraph && sCount >= this.blkIndent;
     let after = this.orderedEnd(line);
@@ -768,6 +859,8 @@ class Scan {
     this.level++;
     const oldParent = this.parent;
     this.parent = Parent.Other;
+    // Where the last item read ends when it is empty (the line after its empty line), or -1.
+    let emptyEnd = -1;
     while (nextLine < endLine) {
       let pos = posAfterMarker;
       const max = this.eMarks[nextLine] as number;
@@ -793,17 +886,24 @@ class Scan {
       const oldSCount = sCount[nextLine] as number;
       const oldListIndent = this.listIndent;
       this.listIndent = this.blkIndent;
+      this.outer.push(this.blkIndent);
       this.blkIndent = indent;
       tShift[nextLine] = contentStart - (bMarks[nextLine] as number);
       sCount[nextLine] = offset;
+      emptyEnd = -1;
       if (contentStart >= max && this.isEmpty(nextLine + 1)) {
-        // An item that starts with an empty line and goes on with another is empty.
-        this.line = Math.min(this.line + 2, endLine);
+        // An item that starts with an empty line and goes on with another is empty. The list
+        // goes on when another item follows any number of empty lines, as after any other item
+        // (markdown-it looked for it on the second line only, and began a new list); when none
+        // does, the list ends where markdown-it ends it.
+        emptyEnd = Math.min(this.line + 2, endLine);
+        this.line = Math.min(this.skipEmptyLines(emptyEnd), endLine);
       } else {
         this.tokenize(nextLine, endLine);
       }
       this.blkIndent = this.listIndent;
       this.listIndent = oldListIndent;
+      this.outer.pop();
       tShift[nextLine] = oldTShift;
       sCount[nextLine] = oldSCount;
       this.level--;
@@ -818,6 +918,7 @@ class Scan {
       if (markerChar !== src.charCodeAt(posAfterMarker - 1)) break;
     }
     this.level--;
+    if (emptyEnd >= 0 && nextLine > emptyEnd) nextLine = emptyEnd;
     map[1] = nextLine;
     this.line = nextLine;
     this.parent = oldParent;
@@ -900,7 +1001,6 @@ class Scan {
 
   /** A paragraph, or a setext heading when an underline comes before the paragraph ends. */
   paragraph(startLine: number, endLine: number): void {
-    const src = this.src;
     const oldParent = this.parent;
     this.parent = Parent.Paragraph;
     let level = 0;
@@ -910,16 +1010,8 @@ class Scan {
       // Indented code cannot interrupt a paragraph.
       if (sCount - this.blkIndent > 3) continue;
       if (sCount >= this.blkIndent) {
-        let pos = (this.bMarks[nextLine] as number) + (this.tShift[nextLine] as number);
-        const max = this.eMarks[nextLine] as number;
-        const marker = src.charCodeAt(pos);
-        if (pos < max && (marker === 0x2d || marker === 0x3d)) {
-          pos = this.skipSpaces(this.skipChars(pos, marker));
-          if (pos >= max) {
-            level = marker === 0x3d ? 1 : 2;
-            break;
-          }
-        }
+        level = this.setextLevel(nextLine);
+        if (level > 0) break;
       }
       // A quote's lazy line goes on with the paragraph.
       if (sCount < 0) continue;
@@ -935,6 +1027,62 @@ class Scan {
     this.line = nextLine;
     if (this.level === 0)
       this.tokens.push(token('paragraph_open', 'p', 1, 0, [startLine, nextLine]));
+  }
+
+  /**
+   * A fence's content, lines [begin, end) with up to `indent` columns of white space taken off
+   * each (the opener's indentation from its container's start), as CommonMark reads it where
+   * markdown-it does not: a tab a quote's marker took one column of gives its other columns as
+   * spaces, a blank line in a list item is empty (the item takes its white space), and every line
+   * ends with a line ending, the note's last one included.
+   */
+  fenceContent(begin: number, end: number, indent: number): string {
+    const src = this.src;
+    let out = '';
+    for (let line = begin; line < end; line++) {
+      let pos = this.bMarks[line] as number;
+      const max = this.eMarks[line] as number;
+      if (this.blkIndent > 0 && pos + (this.tShift[line] as number) >= max) {
+        out += '\n';
+        continue;
+      }
+      // A quote's marker took one column of the tab after it (its optional space).
+      let partial = src.charCodeAt(pos) === TAB && src.charCodeAt(pos - 1) === 0x3e;
+      let left = indent;
+      if (!partial) {
+        // Spaces first (most lines): a column each.
+        while (left > 0 && pos < max && src.charCodeAt(pos) === SPACE) {
+          pos++;
+          left--;
+        }
+        if (left === 0 || src.charCodeAt(pos) !== TAB) {
+          out += `${src.slice(pos, max)}\n`;
+          continue;
+        }
+      }
+      // A tab reaches the next multiple of 4 of its column in the line as written.
+      let column = 0;
+      for (let i = src.lastIndexOf('\n', pos - 1) + 1; i < pos; i++)
+        column = src.charCodeAt(i) === TAB ? column + 4 - (column % 4) : column + 1;
+      if (partial) column++;
+      for (; left > 0 && pos < max; left--) {
+        const c = src.charCodeAt(pos);
+        if (c === SPACE) {
+          pos++;
+          column++;
+        } else if (c === TAB) {
+          column++;
+          partial = column % 4 !== 0;
+          if (!partial) pos++;
+        } else break;
+      }
+      if (partial) {
+        out += ' '.repeat(4 - (column % 4));
+        pos++;
+      }
+      out += `${src.slice(pos, max)}\n`;
+    }
+    return out;
   }
 
   /**

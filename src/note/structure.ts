@@ -9,6 +9,7 @@ import {
 } from './block-scan.ts';
 import type { BlockToken, ScanState } from './block-scan.ts';
 import { splitFrontMatter } from './front-matter.ts';
+import { decodeInfoString } from './info-string.ts';
 import type { FrontMatterSpan } from './types.ts';
 import { RecentTexts } from './recent-texts.ts';
 
@@ -57,9 +58,8 @@ export interface TopBlock {
   readonly start: number;
   /** Offset just after its last character that is not white space. */
   readonly end: number;
-  /** 0-based lines [first, last]. */
+  /** Its first line, 0-based. */
   readonly firstLine: number;
-  readonly lastLine: number;
   /** The fence, when the block is one. */
   readonly fence?: FenceBlock;
   /** The heading, when the block is one. */
@@ -93,6 +93,8 @@ const require = createRequire(import.meta.url);
 type RuleFn = (state: StateBlock, startLine: number, endLine: number, silent: boolean) => boolean;
 interface MarkdownItParts {
   readonly md: MarkdownIt;
+  /** `md` as the reference rule sees it: the lines that end a definition are CommonMark's. */
+  readonly referenceMd: MarkdownIt;
   readonly BlockState: MarkdownIt['block']['State'];
   readonly referenceRule: RuleFn;
   readonly ReferenceState: StateBlock;
@@ -154,7 +156,19 @@ function markdownIt(): MarkdownItParts {
     },
     { alt: ['paragraph', 'reference', 'blockquote', 'list'] },
   );
-  parts = { md, BlockState, referenceRule, ReferenceState };
+  // The reference rule asks its terminator rules where the definition's lines end. markdown-it's
+  // (its list rule with no paragraph's limits, no setext underline) let a definition take a
+  // setext underline (`[a]:` then `--` is a heading in CommonMark) or an item numbered 2; the
+  // scanner answers as CommonMark's paragraph would.
+  const endsDefinition: RuleFn = (state, line) =>
+    (state as ReferenceBlockState).scan.endsDefinition(line);
+  // And any destination makes a definition, as in CommonMark: markdown-it refuses the ones it
+  // would not render as links (`javascript:`), which then read as a paragraph.
+  const referenceMd = Object.create(md, {
+    block: { value: { ruler: { getRules: () => [endsDefinition] } } },
+    validateLink: { value: () => true },
+  }) as MarkdownIt;
+  parts = { md, referenceMd, BlockState, referenceRule, ReferenceState };
   return parts;
 }
 
@@ -193,11 +207,17 @@ export function lineTablesForTest(src: string): { ours: unknown; markdownIt: unk
  * line table (a block state of markdown-it's around the same columns): the line after the
  * definition, or -1 when the block is not one.
  */
-function readReference(scan: ScanState, line: number, endLine: number): number {
-  const { md, referenceRule, ReferenceState } = markdownIt();
-  const state = Object.create(ReferenceState) as StateBlock;
+function readReference(
+  scan: ScanState,
+  line: number,
+  endLine: number,
+  continuation: boolean,
+): number {
+  const { referenceMd, referenceRule, ReferenceState } = markdownIt();
+  const state = Object.create(ReferenceState) as ReferenceBlockState;
+  state.scan = scan;
   state.src = scan.src;
-  state.md = md;
+  state.md = referenceMd;
   state.env = {};
   state.tokens = scan.tokens as unknown as Token[];
   state.bMarks = scan.bMarks as unknown as number[];
@@ -205,7 +225,11 @@ function readReference(scan: ScanState, line: number, endLine: number): number {
   state.tShift = scan.tShift as unknown as number[];
   state.sCount = scan.sCount as unknown as number[];
   state.bsCount = scan.bsCount as unknown as number[];
-  state.blkIndent = scan.blkIndent;
+  // A paragraph's line past its first may be indented any amount: the rule reads no definition
+  // from a line indented four columns or more past the container's, so it is told the line's own.
+  state.blkIndent = continuation
+    ? Math.max(scan.blkIndent, scan.sCount[line] as number)
+    : scan.blkIndent;
   state.line = line;
   state.lineMax = scan.lineMax;
   state.tight = false;
@@ -213,6 +237,16 @@ function readReference(scan: ScanState, line: number, endLine: number): number {
   state.parentType = 'root';
   state.level = scan.level;
   return referenceRule(state, line, endLine, false) ? state.line : -1;
+}
+
+/** A named character reference (`&amp;`) decoded, or as written when HTML has no such name. */
+function namedReference(reference: string): string {
+  return markdownIt().md.utils.unescapeAll(reference);
+}
+
+/** markdown-it's block state, for the reference rule run over the scanner's table. */
+interface ReferenceBlockState extends StateBlock {
+  scan: ScanState;
 }
 
 function closesFence(state: StateBlock, line: number, markup: string): boolean {
@@ -245,6 +279,31 @@ export function tokensForTest(src: string): Token[] {
  */
 export function structureFromMarkdownItForTest(text: string): NoteStructure {
   return read(text, 'markdown-it');
+}
+
+/** A link reference definition: its label (normalised) and its lines [first, last + 1). */
+export interface DefinitionForTest {
+  label: string;
+  lines: [number, number];
+}
+
+// The link reference definitions read, while a test asks for them.
+let definitions: DefinitionForTest[] | undefined;
+
+/**
+ * The link reference definitions in a note, at any depth, as the scanner or markdown-it's parse
+ * reads them, for the tests that compare them with CommonMark's reference.
+ * @param text the whole note.
+ * @param reader which reading.
+ */
+export function definitionsForTest(text: string, reader: Reader): DefinitionForTest[] {
+  definitions = [];
+  try {
+    read(text, reader);
+    return definitions;
+  } finally {
+    definitions = undefined;
+  }
 }
 
 /**
@@ -288,7 +347,7 @@ export function readStructure(text: string): NoteStructure {
 }
 
 /** Which block reader `read` uses: vaultd's scanner, or markdown-it's parser (the tests' reference). */
-type Reader = 'scanner' | 'markdown-it';
+export type Reader = 'scanner' | 'markdown-it';
 
 function read(text: string, reader: Reader = 'scanner'): NoteStructure {
   // A leading BOM is not part of the first line: offsets of line 0 start after it.
@@ -340,6 +399,9 @@ function read(text: string, reader: Reader = 'scanner'): NoteStructure {
       } else if (token.type === 'blockquote_close') {
         quotes--;
       }
+      if (definitions !== undefined && token.type === 'reference_definition') {
+        definitions.push({ label: (token.meta as { label: string }).label, lines: map ?? [0, 0] });
+      }
       if (map === null) continue;
       const start = lineStarts[map[0]] ?? text.length;
       let end = lineEnd(Math.max(map[0], map[1] - 1));
@@ -350,12 +412,10 @@ function read(text: string, reader: Reader = 'scanner'): NoteStructure {
       let heading: HeadingBlock | undefined;
       if (token.type === 'fence') {
         const meta = token.meta as { closed: boolean; column: number };
-        // Backslash escapes and entities decoded; only an info string with one needs markdown-it.
-        const info = (
-          token.info.includes('\\') || token.info.includes('&')
-            ? markdownIt().md.utils.unescapeAll(token.info)
-            : token.info
-        ).trim();
+        // Trimmed, then backslash escapes and character references decoded (CommonMark's order:
+        // `&#32;` is a space that stays); only a named reference needs markdown-it (its table of
+        // HTML's names).
+        const info = decodeInfoString(token.info.trim(), namedReference);
         fence = {
           start,
           end,
@@ -393,7 +453,6 @@ function read(text: string, reader: Reader = 'scanner'): NoteStructure {
           start,
           end,
           firstLine: map[0],
-          lastLine: map[1] - 1,
         };
         if (fence !== undefined) block.fence = fence;
         if (heading !== undefined) block.heading = heading;
