@@ -305,6 +305,11 @@ class Scan {
   savedTop = 0;
   /** Where each run of lazy lines kept by {@link Scan.keepLazyRun} ends (0: none starts there). */
   lazyRunEnd: Int32Array | undefined;
+  /** The quote that kept each run (its id). */
+  lazyRunOwner: Int32Array | undefined;
+  /** The ids of the open quotes, outermost first (ids grow, so the list is sorted). */
+  readonly openQuotes: number[] = [];
+  nextQuoteId = 1;
   /** The lines of the note (lineMax before any quote lowers it). */
   readonly lines: number;
 
@@ -615,6 +620,7 @@ class Scan {
     const base = this.savedTop;
     const oldParent = this.parent;
     this.parent = Parent.Other;
+    this.openQuotes.push(this.nextQuoteId++);
     let lastLineEmpty = false;
     // The first of the lines just read that an enclosing quote had already made lazy, or -1.
     let runStart = -1;
@@ -635,7 +641,7 @@ class Scan {
         // quotes was read 1,000 times (196 KB: 14 s; markdown-it 39 s).
         const end = this.lazyRunEnd?.[nextLine] ?? 0;
         if (runStart < 0) runStart = nextLine;
-        if (end > nextLine && end <= endLine) nextLine = end - 1;
+        if (end > nextLine && end <= endLine && this.runHolds(nextLine)) nextLine = end - 1;
         continue;
       }
       if (runStart >= 0) {
@@ -708,6 +714,7 @@ class Scan {
     this.level++;
     this.tokenize(startLine, nextLine);
     this.level--;
+    this.openQuotes.pop();
     this.outerFloor = oldFloor;
     this.tokens.push(token('blockquote_close', 'blockquote', -1, this.level, null));
     this.lineMax = oldLineMax;
@@ -732,12 +739,34 @@ class Scan {
 
   /**
    * Keep that the lines [start, end) are lazy lines of an enclosing quote that end no quote: the
-   * quotes nested in the one that read them skip them at once. They stay so while the quote that
-   * made them lazy is open, and no quote reads them after it ends (blocks go forward).
+   * quotes nested in the one that read them (the open quote) skip them at once, while it is open.
+   * A quote walks every line it may span before its blocks are read, and its blocks may end before
+   * those lines (a lazy line after a fence ends it): the quotes that read them afterwards are
+   * others, for which the run says nothing.
    */
   keepLazyRun(start: number, end: number): void {
     this.lazyRunEnd ??= new Int32Array(this.lines + 2);
-    if (start < this.lazyRunEnd.length) this.lazyRunEnd[start] = end;
+    this.lazyRunOwner ??= new Int32Array(this.lines + 2);
+    if (start < this.lazyRunEnd.length) {
+      this.lazyRunEnd[start] = end;
+      this.lazyRunOwner[start] = this.openQuotes[this.openQuotes.length - 1] as number;
+    }
+  }
+
+  /** Whether the quote that kept the run of lazy lines starting at `line` is still open. */
+  runHolds(line: number): boolean {
+    const owner = this.lazyRunOwner?.[line] ?? 0;
+    const open = this.openQuotes;
+    let low = 0;
+    let high = open.length - 1;
+    while (low <= high) {
+      const mid = (low + high) >> 1;
+      const id = open[mid] as number;
+      if (id === owner) return true;
+      if (id < owner) low = mid + 1;
+      else high = mid - 1;
+    }
+    return false;
   }
 
   /** Keep `line`'s four columns as they are, for a block quote to put back when it ends. */

@@ -167,6 +167,13 @@ const inputs = [
     src: `${Array.from({ length: 1500 }, (_, i) => `${'  '.repeat(i)}${i % 2 ? '> q' : '- l'}`).join('\n')}\n`,
     limit: true,
   },
+  // The first quotes walk every line to the end but their blocks end at `y` (a lazy line after a
+  // fence ends them); the runs of lazy lines they kept said nothing about the quotes that read
+  // those lines next (the scanner once skipped the `>` of `>><t>` there, and lost the fence).
+  {
+    name: 'quotes that end early, then others over the same lines',
+    src: '>>>>```\ny\n>>>d\n`\n>><t>\n>>>>~~~\n',
+  },
   { name: 'white space at the very end', src: 'a\n  \t ' },
   { name: 'only white space', src: ' \t ' },
   { name: 'empty', src: '' },

@@ -221,10 +221,59 @@ function randomContainerLines(seed: number): string {
   return lines.join('\n') + (next(4) === 0 ? '' : '\n');
 }
 
+/**
+ * A note of quotes up to 6 deep (indented, with or without a space or a tab after each `>`) and the
+ * lines between them: lazy lines, lines that end a quote, blank lines, list items holding quotes.
+ */
+function randomQuotes(seed: number): string {
+  const next = seededInts(seed);
+  const between = [
+    'lazy text',
+    '      - indented item',
+    '     1. indented',
+    '    code?',
+    '- item',
+    '```',
+    '```json',
+    '    ```',
+    '# heading',
+    '***',
+    '<div>',
+    '<t>',
+    '  > outdented quote',
+    '===',
+    '---',
+    'a\tb',
+    '\t> x',
+    '[a]: /u',
+    '2) x',
+  ];
+  const lines: string[] = [];
+  const count = 2 + next(30);
+  for (let i = 0; i < count; i++) {
+    const kind = next(10);
+    if (kind < 4) {
+      const marker = `>${['', ' ', '\t', '  '][next(4)]}`;
+      const leaf = ['quoted', '```', '~~~', '- x', '[a]: /u', '<t>', ''][next(7)];
+      lines.push(`${' '.repeat(next(5))}${marker.repeat(1 + next(6))}${leaf}`);
+    } else if (kind < 8) {
+      lines.push(between[next(between.length)] as string);
+    } else if (kind === 8) {
+      lines.push('');
+    } else {
+      const item = ['- ', '1. ', '* ', '-\t', '10) '][next(5)];
+      const leaf = ['x', '```', '~~~json', '[a]: /u', ''][next(5)];
+      lines.push(`${'  '.repeat(next(3))}${item}${'> '.repeat(next(4))}${leaf}`);
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
 test('random notes: vaultd reads their blocks as the reference does, where markdown-it often does not', () => {
   const notes = [
     ...Array.from({ length: 12_000 }, (_, i) => randomContainerLines(i + 1)),
     ...Array.from({ length: 6000 }, (_, i) => randomPieces(900_001 + i, BLOCK_PIECES, 120)),
+    ...Array.from({ length: 6000 }, (_, i) => randomQuotes(i + 1)),
   ];
   let compared = 0;
   let skipped = 0;
@@ -246,7 +295,7 @@ test('random notes: vaultd reads their blocks as the reference does, where markd
     if (!isDeepStrictEqual(markdownIt, expected)) departures++;
   }
   assert.ok(
-    compared > 15_000 && skipped < compared / 10,
+    compared > 20_000 && skipped < compared / 10,
     `${compared} compared, ${skipped} skipped`,
   );
   assert.ok(departures > 500, `markdown-it departs on ${departures}`);
