@@ -151,9 +151,17 @@ export function referenceTabQuirk(note: string): boolean {
   if (!note.includes('\t')) return false;
   const lines = note.split(/\r\n|\r|\n/);
   return definitionsForTest(note, 'scanner').some(({ lines: [first, end] }) =>
-    lines
-      .slice(first, end)
-      .some((line) => line.replace(/^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])[ \t>]+)*/, '').includes('\t')),
+    lines.slice(first, end).some((line, i) => {
+      // Past the container markers and indentation (list markers only where the definition
+      // starts; a `>` indented four columns is text).
+      const content =
+        i === 0
+          ? line.replace(/^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])[ \t>]+)*/, '')
+          : /^ {0,3}>/.test(line)
+            ? line.replace(/^[ \t>]*/, '')
+            : line.replace(/^[ \t]*/, '');
+      return content.includes('\t');
+    }),
   );
 }
 
