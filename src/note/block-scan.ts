@@ -844,11 +844,21 @@ class Scan {
    * than the current list item's content) still belongs to.
    */
   belongsTo(sCount: number): number {
+    // The columns grow inward: the last one not past `sCount`, by bisection (a paragraph's lazy
+    // lines under lists 400 deep would walk the whole list at every line).
     const outer = this.outer;
-    for (let i = outer.length - 1; i >= this.outerFloor; i--) {
-      if ((outer[i] as number) <= sCount) return outer[i] as number;
+    let low = this.outerFloor;
+    let high = outer.length - 1;
+    let found = 0;
+    while (low <= high) {
+      const mid = (low + high) >> 1;
+      const column = outer[mid] as number;
+      if (column <= sCount) {
+        found = column;
+        low = mid + 1;
+      } else high = mid - 1;
     }
-    return 0;
+    return found;
   }
 
   /** Whether a list item starting on `line` ends the paragraph or quote before it. */
