@@ -15,17 +15,21 @@ import {
 
 /** A note's blocks as both sides can tell them. */
 export interface BlockSummary {
-  /** Every fenced code block: its decoded info string and its content (LF line endings). */
-  fences: [info: string, content: string][];
+  /**
+   * Every fenced code block: its decoded info string, its content (LF line endings), and how
+   * many containers (quotes, lists, list items) hold it.
+   */
+  fences: [info: string, content: string, depth: number][];
   /** Every heading: its level and the line it ends on (a setext heading's underline). */
   headings: [level: number, lastLine: number][];
   /**
    * The top-level blocks other than paragraphs (the reference drops a paragraph of link reference
-   * definitions only, and keeps an empty one in a case or two): their kind, and for lists and
-   * quotes the lines from the first to the last one with more than white space (lazy lines
-   * decide them).
+   * definitions only, and keeps an empty one in a case or two): their kind; for lists and quotes
+   * the lines from the first to the last one with more than white space (lazy lines decide them);
+   * for code, HTML and thematic breaks the first line (a heading's depends on definitions before
+   * it, which the reference counts in).
    */
-  top: (string | [kind: string, firstLine: number, lastLine: number])[];
+  top: (string | [kind: string, firstLine: number] | [kind: string, first: number, last: number])[];
   /** The lines inside block quotes at any depth, white-space lines left out. */
   quoted: number[];
   /** How many labels link reference definitions define. */
@@ -76,7 +80,12 @@ export function referenceSummary(note: string): BlockSummary {
     if (!event.entering) continue;
     // An indented code block has no info string at all (`isFenced` is not exposed).
     if (node.type === 'code_block' && node.info !== null) {
-      fences.push([node.info ?? '', node.literal ?? '']);
+      let depth = 0;
+      for (let parent = node.parent; parent !== null && parent.type !== 'document';) {
+        depth++;
+        parent = parent.parent;
+      }
+      fences.push([node.info ?? '', node.literal ?? '', depth]);
     }
     if (node.type === 'heading') headings.push([node.level, node.sourcepos[1][0] - 1]);
     if (node.type === 'block_quote') {
@@ -93,8 +102,12 @@ export function referenceSummary(note: string): BlockSummary {
   for (let node = document.firstChild; node !== null; node = node.next) {
     if (node.type === 'paragraph') continue;
     const kind = REFERENCE_KINDS[node.type] ?? node.type;
-    if (kind !== 'list' && kind !== 'quote') {
+    if (kind === 'heading') {
       top.push(kind);
+      continue;
+    }
+    if (kind !== 'list' && kind !== 'quote') {
+      top.push([kind, node.sourcepos[0][0] - 1]);
       continue;
     }
     const first = node.sourcepos[0][0] - 1;
@@ -125,13 +138,14 @@ export function summary(structure: NoteStructure, note: string, reader: Reader):
     return low;
   };
   return {
-    fences: structure.fences.map((f) => [f.info, f.value.replace(/\r\n?/g, '\n')]),
+    fences: structure.fences.map((f) => [f.info, f.value.replace(/\r\n?/g, '\n'), f.depth]),
     headings: structure.headings.map((h) => [h.level, lineOf(h.end)]),
     top: structure.top
       .filter((b) => b.kind !== 'paragraph' && b.kind !== 'reference_definition')
       .map((b) => {
         const kind = VAULTD_KINDS[b.kind] ?? b.kind;
-        return kind === 'list' || kind === 'quote' ? [kind, b.firstLine, lineOf(b.end)] : kind;
+        if (kind === 'list' || kind === 'quote') return [kind, b.firstLine, lineOf(b.end)];
+        return kind === 'heading' ? kind : [kind, b.firstLine];
       }),
     quoted: lineStarts
       .map((_, line) => line)
@@ -165,12 +179,22 @@ export function referenceTabQuirk(note: string): boolean {
   );
 }
 
-/** A structure with its quoted lines as a list, so that two readings compare field by field. */
-function comparable(structure: NoteStructure): unknown {
-  const quoted = structure.lineStarts
+/**
+ * A structure with its quoted lines as a list, so that two readings compare field by field. Blank
+ * lines are left out of that list: whether a blank line after a quote is counted in it says
+ * nothing (markdown-it counts it when the quote ends there, so a reading that ends the quote a
+ * line sooner, as the reference does, differs there alone).
+ * @param structure a reading.
+ * @param note the note it read.
+ * @param lines how many line starts to keep (all by default).
+ */
+function comparable(structure: NoteStructure, note: string, lines?: number): unknown {
+  const lineStarts = structure.lineStarts.slice(0, lines);
+  const text = note.split(/\r\n|\r|\n/);
+  const quoted = lineStarts
     .map((_, line) => line)
-    .filter((line) => structure.quotedLines.has(line));
-  return { ...structure, quotedLines: quoted };
+    .filter((line) => structure.quotedLines.has(line) && !/^[ \t]*$/.test(text[line] ?? ''));
+  return { ...structure, lineStarts, quotedLines: quoted };
 }
 
 /**
@@ -179,11 +203,11 @@ function comparable(structure: NoteStructure): unknown {
  * such a note it reads the note with a final line ending, whose extra line start is dropped.
  */
 function markdownItReading(note: string): unknown {
-  if (!/(?:^|[\n\r])[ \t]+$/.test(note)) return comparable(structureFromMarkdownItForTest(note));
+  if (!/(?:^|[\n\r])[ \t]+$/.test(note)) {
+    return comparable(structureFromMarkdownItForTest(note), note);
+  }
   const structure = structureFromMarkdownItForTest(`${note}\n`);
-  const lineStarts = structure.lineStarts.slice(0, -1);
-  const quoted = lineStarts.map((_, line) => line).filter((l) => structure.quotedLines.has(l));
-  return { ...structure, lineStarts, quotedLines: quoted };
+  return comparable(structure, note, structure.lineStarts.length - 1);
 }
 
 /** How a note compared: with markdown-it, with the reference, or not at all. */
@@ -209,7 +233,7 @@ export function assertReadsAsReference(
   counts: Comparisons,
   options: { limit?: boolean } = {},
 ): void {
-  const ours = comparable(structureFromScannerForTest(note));
+  const ours = comparable(structureFromScannerForTest(note), note);
   const markdownIt = markdownItReading(note);
   if (options.limit === true) {
     assert.deepEqual(ours, markdownIt, `${name}: ${JSON.stringify(note)}`);

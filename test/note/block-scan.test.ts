@@ -21,87 +21,38 @@ import {
   structureFromScannerForTest,
 } from '../../src/note/structure.ts';
 import { type Comparisons, assertReadsAsReference } from '../helpers/commonmark-reference.ts';
-import { SPEC_EXAMPLES, randomPieces } from '../helpers/markdown-inputs.ts';
-import { seededInts } from '../helpers/random.ts';
+import {
+  SPEC_EXAMPLES,
+  randomPieces,
+  randomQuotes,
+  randomStackedLines,
+} from '../helpers/markdown-inputs.ts';
 
-/** A random note made of whole lines, each a stack of containers and one leaf. */
-function randomLines(seed: number): string {
-  const next = seededInts(seed);
-  const containers = ['> ', '- ', '* ', '1. ', '  ', '    ', '\t', '>', '   ', '2) '];
-  const leaves = [
-    'text',
-    '```json',
-    '```',
-    '~~~',
-    '{"tool_call": {"name": "x"}}',
-    '# head',
-    '## Tool Results',
-    '## Approval',
-    'Setext',
-    '===',
-    '---',
-    '',
-    '<div>',
-    '<!-- c -->',
-    '***',
-    '    code',
-    '-',
-    '1.',
-    'lazy line',
-    '```` ```',
-    '</div>',
-  ];
-  const lines: string[] = [];
-  const count = 1 + next(30);
-  for (let i = 0; i < count; i++) {
-    let line = '';
-    const depth = next(5);
-    for (let d = 0; d < depth; d++) line += containers[next(containers.length)];
-    lines.push(line + leaves[next(leaves.length)]);
-  }
-  return lines.join('\n') + (next(2) === 0 ? '\n' : '');
-}
-
-/**
- * A random note of quotes nested up to 12 deep with lazy lines between them: lines an enclosing
- * quote made lazy, which the scanner reads once for all the quotes inside (the lazy runs it keeps).
- */
-function randomLazy(seed: number): string {
-  const next = seededInts(seed);
-  const lazy = [
-    'lazy text',
-    'more lazy',
-    '      - indented item',
-    '     1. indented',
-    '    code?',
-    '- item',
-    '```',
-    '# heading',
-    '***',
-    '<div>',
-    '  > outdented quote',
-    '===',
-    '---',
-    'a\tb',
-  ];
-  const lines: string[] = [];
-  const count = 2 + next(40);
-  for (let i = 0; i < count; i++) {
-    const kind = next(10);
-    if (kind < 4) {
-      const depth = 1 + next(12);
-      const sep = next(3) === 0 ? '' : ' ';
-      lines.push(`${`>${sep}`.repeat(depth)}${next(4) === 0 ? '' : `quoted ${i}`}`);
-    } else if (kind < 8) {
-      lines.push(lazy[next(lazy.length)] as string);
-    } else if (kind === 8) {
-      lines.push('');
-    } else {
-      lines.push(`${'  '.repeat(next(3))}- ${'> '.repeat(1 + next(6))}in a list ${i}`);
-    }
-  }
-  return `${lines.join('\n')}\n`;
-}
+// The pieces of random lines: containers (a line stacks up to four) and leaves.
+const CONTAINERS = ['> ', '- ', '* ', '1. ', '  ', '    ', '\t', '>', '   ', '2) '];
+const LEAVES = [
+  'text',
+  '```json',
+  '```',
+  '~~~',
+  '{"tool_call": {"name": "x"}}',
+  '# head',
+  '## Tool Results',
+  '## Approval',
+  'Setext',
+  '===',
+  '---',
+  '',
+  '<div>',
+  '<!-- c -->',
+  '***',
+  '    code',
+  '-',
+  '1.',
+  'lazy line',
+  '```` ```',
+  '</div>',
+];
 
 function variants(markdown: string): string[] {
   const opener = /^([ \t>*+\-.\d]*?)(`{3,}|~{3,})[^\n`]*$/gm;
@@ -125,11 +76,11 @@ const inputs = [
   })),
   ...Array.from({ length: 4000 }, (_, i) => ({
     name: `random lines ${i}`,
-    src: randomLines(i + 1),
+    src: randomStackedLines(i + 1, CONTAINERS, LEAVES, 30, 5),
   })),
   ...Array.from({ length: 3000 }, (_, i) => ({
     name: `random lazy lines ${i}`,
-    src: randomLazy(i + 1),
+    src: randomQuotes(i + 1, 12),
   })),
   // Lazy lines under quotes 300 deep, in runs broken by lines that end only the inner quotes,
   // and by quotes that close before the next level opens.
