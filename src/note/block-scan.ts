@@ -148,7 +148,6 @@ export type ScanState = Readonly<
     | 'sCount'
     | 'bsCount'
     | 'blkIndent'
-    | 'listIndent'
     | 'lineMax'
     | 'level'
     | 'endsDefinition'
@@ -285,13 +284,12 @@ class Scan {
   lineMax: number;
   /** Columns of indentation the current container's content has. */
   blkIndent = 0;
-  /** The enclosing list item's blkIndent, -1 outside lists. */
-  listIndent = -1;
   /**
    * The content columns of the containers around the open list items, outermost first (each
-   * item's listIndent): a line less indented than an item's content is judged against the
-   * innermost container it still belongs to. Entries below `outerFloor` belong to the quotes
-   * around the current one, whose lines are counted from another column.
+   * item's container's blkIndent, put back when the item ends): a line less indented than an
+   * item's content is judged against the innermost container it still belongs to. Entries below
+   * `outerFloor` belong to the quotes around the current one, whose lines are counted from
+   * another column.
    */
   readonly outer: number[] = [];
   outerFloor = 0;
@@ -422,13 +420,7 @@ class Scan {
         if (this.list(line, endLine)) return;
         break;
       case 0x5b: // [
-        if (mayStartReference(this.src, start)) {
-          const after = this.reference(this, line, endLine, false);
-          if (after >= 0) {
-            this.afterReference(after, endLine);
-            return;
-          }
-        }
+        if (this.definitions(line, endLine)) return;
         break;
       case 0x3c: // <
         if (this.htmlBlock(line, endLine)) return;
@@ -443,26 +435,29 @@ class Scan {
   }
 
   /**
-   * After the link reference definition that ends before `line`. In CommonMark definitions are
-   * taken off the start of a paragraph: a line that goes on with that paragraph is another
-   * definition or paragraph text, never a block's start (markdown-it starts a block there: an
-   * ordered item not numbered 1, an empty item, an HTML block of the seventh kind, whose end is a
-   * blank line, so it could take the fence after it). A setext underline right after definitions
-   * underlines nothing: `===` is text, `---` a thematic break.
+   * The link reference definitions starting at `start`, and the paragraph they begin: whether
+   * there was one. In CommonMark definitions are taken off the start of a paragraph: a line that
+   * goes on with that paragraph is another definition or paragraph text, never a block's start
+   * (markdown-it starts a block there: an ordered item not numbered 1, an empty item, an HTML
+   * block of the seventh kind, whose end is a blank line, so it could take the fence after it).
+   * A setext underline right after definitions underlines nothing: `===` is text, `---` a
+   * thematic break.
    */
-  afterReference(line: number, endLine: number): void {
+  definitions(start: number, endLine: number): boolean {
+    let line = start;
     for (;;) {
-      this.line = line;
-      if (line >= endLine || this.isEmpty(line)) return;
-      // A line an enclosing quote made lazy goes on with the paragraph.
-      if ((this.sCount[line] as number) >= 0 && this.endsParagraph(line)) return;
       const at = (this.bMarks[line] as number) + (this.tShift[line] as number);
       if (!mayStartReference(this.src, at)) break;
-      const after = this.reference(this, line, endLine, true);
+      const after = this.reference(this, line, endLine, line !== start);
       if (after < 0) break;
-      line = after;
+      line = this.line = after;
+      if (line >= endLine || this.isEmpty(line)) return true;
+      // A line an enclosing quote made lazy goes on with the paragraph.
+      if ((this.sCount[line] as number) >= 0 && this.endsParagraph(line)) return true;
     }
+    if (line === start) return false;
     this.paragraph(line, endLine);
+    return true;
   }
 
   /** Whether a block that ends a paragraph starts on `line`. */
@@ -923,8 +918,6 @@ class Scan {
       this.level++;
       const oldTShift = tShift[nextLine] as number;
       const oldSCount = sCount[nextLine] as number;
-      const oldListIndent = this.listIndent;
-      this.listIndent = this.blkIndent;
       this.outer.push(this.blkIndent);
       this.blkIndent = indent;
       tShift[nextLine] = contentStart - (bMarks[nextLine] as number);
@@ -940,9 +933,7 @@ class Scan {
       } else {
         this.tokenize(nextLine, endLine);
       }
-      this.blkIndent = this.listIndent;
-      this.listIndent = oldListIndent;
-      this.outer.pop();
+      this.blkIndent = this.outer.pop() as number;
       tShift[nextLine] = oldTShift;
       sCount[nextLine] = oldSCount;
       this.level--;

@@ -233,7 +233,6 @@ function readReference(
   state.line = line;
   state.lineMax = scan.lineMax;
   state.tight = false;
-  state.listIndent = scan.listIndent;
   state.parentType = 'root';
   state.level = scan.level;
   return referenceRule(state, line, endLine, false) ? state.line : -1;
@@ -291,16 +290,20 @@ export interface DefinitionForTest {
 let definitions: DefinitionForTest[] | undefined;
 
 /**
- * The link reference definitions in a note, at any depth, as the scanner or markdown-it's parse
- * reads them, for the tests that compare them with CommonMark's reference.
+ * A note's structure as the scanner or markdown-it's parse reads it (not from the cache), with
+ * the link reference definitions it read at any depth, for the tests that compare both with
+ * CommonMark's reference.
  * @param text the whole note.
  * @param reader which reading.
  */
-export function definitionsForTest(text: string, reader: Reader): DefinitionForTest[] {
-  definitions = [];
+export function readForTest(
+  text: string,
+  reader: Reader,
+): { structure: NoteStructure; definitions: DefinitionForTest[] } {
+  const read_: DefinitionForTest[] = [];
+  definitions = read_;
   try {
-    read(text, reader);
-    return definitions;
+    return { structure: read(text, reader), definitions: read_ };
   } finally {
     definitions = undefined;
   }
@@ -426,7 +429,8 @@ function read(text: string, reader: Reader = 'scanner'): NoteStructure {
           marker: token.markup,
           info,
           lang: firstWord(info).toLowerCase(),
-          // Every line of content ends with a line ending, the note's last one included.
+          // Every line of content ends with a line ending, the note's last one included (the
+          // scanner's content does; markdown-it's, the tests' reference, may lack the last).
           value:
             token.content === '' || token.content.endsWith('\n')
               ? token.content

@@ -2,12 +2,11 @@ import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
 import { Parser } from 'commonmark';
 import { splitFrontMatter } from '../../src/note/front-matter.ts';
-import type { NoteStructure, Reader } from '../../src/note/structure.ts';
-import {
-  definitionsForTest,
-  structureFromMarkdownItForTest,
-  structureFromScannerForTest,
-} from '../../src/note/structure.ts';
+import type { NoteStructure } from '../../src/note/structure.ts';
+import { readForTest, structureFromMarkdownItForTest } from '../../src/note/structure.ts';
+
+/** One reading of a note: its structure and the link reference definitions read with it. */
+export type Reading = ReturnType<typeof readForTest>;
 
 // What CommonMark's reference implementation (commonmark.js 0.31) says about a note's blocks, in
 // the terms vaultd's structure keeps, for the tests that hold vaultd's block scanner to it where
@@ -122,11 +121,11 @@ export function referenceSummary(note: string): BlockSummary {
 
 /**
  * vaultd's reading of a note, in the same terms.
- * @param structure what the scanner or markdown-it read.
+ * @param reading what the scanner or markdown-it read.
+ * @param note the note it read.
  */
-export function summary(structure: NoteStructure, note: string, reader: Reader): BlockSummary {
+export function summary({ structure, definitions }: Reading, note: string): BlockSummary {
   const { lineStarts } = structure;
-  const lines = note.split(/\r\n|\r|\n/);
   const lineOf = (offset: number): number => {
     let low = 0;
     let high = lineStarts.length - 1;
@@ -147,11 +146,25 @@ export function summary(structure: NoteStructure, note: string, reader: Reader):
         if (kind === 'list' || kind === 'quote') return [kind, b.firstLine, lineOf(b.end)];
         return kind === 'heading' ? kind : [kind, b.firstLine];
       }),
-    quoted: lineStarts
-      .map((_, line) => line)
-      .filter((line) => structure.quotedLines.has(line) && !/^[ \t]*$/.test(lines[line] ?? '')),
-    definitions: new Set(definitionsForTest(note, reader).map((d) => d.label)).size,
+    quoted: quotedText(structure, note),
+    definitions: new Set(definitions.map((d) => d.label)).size,
   };
+}
+
+/**
+ * The quoted lines of a reading that hold more than white space: whether a blank line after a
+ * quote is counted in it says nothing (markdown-it counts it when the quote ends there, so a
+ * reading that ends the quote a line sooner, as the reference does, differs there alone).
+ * @param structure a reading.
+ * @param note the note it read.
+ * @param lines how many lines to look at (all by default).
+ */
+function quotedText(structure: NoteStructure, note: string, lines?: number): number[] {
+  const text = note.split(/\r\n|\r|\n/);
+  return structure.lineStarts
+    .slice(0, lines)
+    .map((_, line) => line)
+    .filter((line) => structure.quotedLines.has(line) && !/^[ \t]*$/.test(text[line] ?? ''));
 }
 
 /**
@@ -160,11 +173,12 @@ export function summary(structure: NoteStructure, note: string, reader: Reader):
  * definition with one is a paragraph there, and a setext underline after it makes a heading. True
  * when vaultd reads a definition with a tab past its lines' container markers and indentation.
  * @param note the whole note.
+ * @param scanned the scanner's reading of it.
  */
-export function referenceTabQuirk(note: string): boolean {
+export function referenceTabQuirk(note: string, scanned: Reading): boolean {
   if (!note.includes('\t')) return false;
   const lines = note.split(/\r\n|\r|\n/);
-  return definitionsForTest(note, 'scanner').some(({ lines: [first, end] }) =>
+  return scanned.definitions.some(({ lines: [first, end] }) =>
     lines.slice(first, end).some((line, i) => {
       // Past the container markers and indentation (list markers only where the definition
       // starts; a `>` indented four columns is text).
@@ -180,32 +194,26 @@ export function referenceTabQuirk(note: string): boolean {
 }
 
 /**
- * A structure with its quoted lines as a list, so that two readings compare field by field. Blank
- * lines are left out of that list: whether a blank line after a quote is counted in it says
- * nothing (markdown-it counts it when the quote ends there, so a reading that ends the quote a
- * line sooner, as the reference does, differs there alone).
+ * A structure with its quoted lines as the list {@link quotedText} makes, so that two readings
+ * compare field by field.
  * @param structure a reading.
  * @param note the note it read.
  * @param lines how many line starts to keep (all by default).
  */
 function comparable(structure: NoteStructure, note: string, lines?: number): unknown {
   const lineStarts = structure.lineStarts.slice(0, lines);
-  const text = note.split(/\r\n|\r|\n/);
-  const quoted = lineStarts
-    .map((_, line) => line)
-    .filter((line) => structure.quotedLines.has(line) && !/^[ \t]*$/.test(text[line] ?? ''));
-  return { ...structure, lineStarts, quotedLines: quoted };
+  return { ...structure, lineStarts, quotedLines: quotedText(structure, note, lines) };
 }
 
 /**
  * markdown-it's reading of `note`, as {@link comparable}. markdown-it keeps no line for white
  * space at the very end of a note, where CommonMark (and the scanner) reads a blank line; for
  * such a note it reads the note with a final line ending, whose extra line start is dropped.
+ * @param note the note.
+ * @param read markdown-it's reading of it as it is.
  */
-function markdownItReading(note: string): unknown {
-  if (!/(?:^|[\n\r])[ \t]+$/.test(note)) {
-    return comparable(structureFromMarkdownItForTest(note), note);
-  }
+function markdownItReading(note: string, read: NoteStructure): unknown {
+  if (!/(?:^|[\n\r])[ \t]+$/.test(note)) return comparable(read, note);
   const structure = structureFromMarkdownItForTest(`${note}\n`);
   return comparable(structure, note, structure.lineStarts.length - 1);
 }
@@ -226,36 +234,36 @@ export interface Comparisons {
  * @param counts tallies which way each note compared.
  * @param options `limit`: the note nests containers past the nesting limit, which vaultd and
  *   markdown-it share and the reference has not (a deliberate difference): markdown-it decides.
+ * @returns the scanner's structure of the note.
  */
 export function assertReadsAsReference(
   note: string,
   name: string,
   counts: Comparisons,
   options: { limit?: boolean } = {},
-): void {
-  const ours = comparable(structureFromScannerForTest(note), note);
-  const markdownIt = markdownItReading(note);
+): NoteStructure {
+  const scanned = readForTest(note, 'scanner');
+  const markdownIt = readForTest(note, 'markdown-it');
+  const ours = comparable(scanned.structure, note);
+  const theirs = (): unknown => markdownItReading(note, markdownIt.structure);
   if (options.limit === true) {
-    assert.deepEqual(ours, markdownIt, `${name}: ${JSON.stringify(note)}`);
+    assert.deepEqual(ours, theirs(), `${name}: ${JSON.stringify(note)}`);
     counts.markdownIt++;
-    return;
+    return scanned.structure;
   }
   const reference = referenceSummary(note);
-  if (
-    isDeepStrictEqual(summary(structureFromMarkdownItForTest(note), note, 'markdown-it'), reference)
-  ) {
-    assert.deepEqual(ours, markdownIt, `${name}: ${JSON.stringify(note)}`);
+  if (isDeepStrictEqual(summary(markdownIt, note), reference)) {
+    assert.deepEqual(ours, theirs(), `${name}: ${JSON.stringify(note)}`);
     counts.markdownIt++;
-    return;
-  }
-  if (referenceTabQuirk(note)) {
+  } else if (referenceTabQuirk(note, scanned)) {
     counts.skipped++;
-    return;
+  } else {
+    assert.deepEqual(
+      summary(scanned, note),
+      reference,
+      `${name} (markdown-it departs): ${JSON.stringify(note)}`,
+    );
+    counts.reference++;
   }
-  assert.deepEqual(
-    summary(structureFromScannerForTest(note), note, 'scanner'),
-    reference,
-    `${name} (markdown-it departs): ${JSON.stringify(note)}`,
-  );
-  counts.reference++;
+  return scanned.structure;
 }

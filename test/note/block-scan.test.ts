@@ -141,8 +141,7 @@ test('the scanner reads every note as markdown-it does, or as the reference wher
   const counts = counted();
   for (const input of inputs) {
     const { name, src } = input;
-    assertReadsAsReference(src, name, counts, { limit: 'limit' in input });
-    const ours = structureFromScannerForTest(src);
+    const ours = assertReadsAsReference(src, name, counts, { limit: 'limit' in input });
     references += ours.top.filter((b) => b.kind === 'reference_definition').length;
   }
   // The inputs hold link reference definitions at the top level, which markdown-it's own rule
@@ -172,8 +171,7 @@ test('link reference definitions, and the brackets of Obsidian that are none', (
   ];
   const counts = counted();
   for (const [note, definitions] of notes) {
-    const ours = structureFromScannerForTest(note);
-    assertReadsAsReference(note, 'definition', counts);
+    const ours = assertReadsAsReference(note, 'definition', counts);
     const found = ours.top.filter((b) => b.kind === 'reference_definition').length;
     assert.equal(found, definitions, JSON.stringify(note));
   }
@@ -182,8 +180,7 @@ test('link reference definitions, and the brackets of Obsidian that are none', (
     '> [a]:\n> /url\n> ```json\n> {}\n> ```\n',
     '- [a\\]b]: /u\n  ```json\n  {}\n  ```\n',
   ]) {
-    const ours = structureFromScannerForTest(note);
-    assertReadsAsReference(note, 'definition in a container', counts);
+    const ours = assertReadsAsReference(note, 'definition in a container', counts);
     assert.equal(ours.fences.length, 1, JSON.stringify(note));
   }
 });
@@ -217,8 +214,7 @@ test('notes made of the characters a reference definition is read from', () => {
   const counts = counted();
   for (let seed = 1; seed <= 6000; seed++) {
     const note = randomPieces(seed * 7919, pieces, 44);
-    const ours = structureFromScannerForTest(note);
-    assertReadsAsReference(note, `seed ${seed}`, counts);
+    const ours = assertReadsAsReference(note, `seed ${seed}`, counts);
     definitions += ours.top.filter((b) => b.kind === 'reference_definition').length;
   }
   assert.ok(definitions > 200, `${definitions} reference definitions`);

@@ -9,11 +9,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { Parser } from 'commonmark';
 import { parseNote } from '../../src/note/find-calls.ts';
 import { splitFrontMatter } from '../../src/note/front-matter.ts';
-import {
-  readStructure,
-  structureFromMarkdownItForTest,
-  structureFromScannerForTest,
-} from '../../src/note/structure.ts';
+import { readForTest, readStructure } from '../../src/note/structure.ts';
 import { referenceSummary, referenceTabQuirk, summary } from '../helpers/commonmark-reference.ts';
 import {
   BLOCK_PIECES,
@@ -226,18 +222,15 @@ test('random notes: vaultd reads their blocks as the reference does, where markd
   let departures = 0;
   for (const note of notes) {
     if (splitFrontMatter(note) !== null) continue;
-    if (referenceTabQuirk(note)) {
+    const scanned = readForTest(note, 'scanner');
+    if (referenceTabQuirk(note, scanned)) {
       skipped++;
       continue;
     }
     const expected = referenceSummary(note);
-    assert.deepEqual(
-      summary(structureFromScannerForTest(note), note, 'scanner'),
-      expected,
-      JSON.stringify(note),
-    );
+    assert.deepEqual(summary(scanned, note), expected, JSON.stringify(note));
     compared++;
-    const markdownIt = summary(structureFromMarkdownItForTest(note), note, 'markdown-it');
+    const markdownIt = summary(readForTest(note, 'markdown-it'), note);
     if (!isDeepStrictEqual(markdownIt, expected)) departures++;
   }
   assert.ok(
@@ -270,13 +263,9 @@ test('where markdown-it departs from CommonMark, vaultd reads what the reference
   ];
   for (const [what, markdown] of cases) {
     const expected = referenceSummary(markdown);
-    assert.deepEqual(
-      summary(structureFromScannerForTest(markdown), markdown, 'scanner'),
-      expected,
-      what,
-    );
+    assert.deepEqual(summary(readForTest(markdown, 'scanner'), markdown), expected, what);
     assert.notDeepEqual(
-      summary(structureFromMarkdownItForTest(markdown), markdown, 'markdown-it'),
+      summary(readForTest(markdown, 'markdown-it'), markdown),
       expected,
       `${what}: markdown-it reads it as the reference does now (the case no longer shows a departure)`,
     );
