@@ -76,6 +76,7 @@ try {
     join(dist, 'tool-validators.cjs'),
     precompile.toolValidatorsSource(precompile.builtinToolSchemas()),
   );
+  writeFileSync(join(dist, 'meta-validators.cjs'), precompile.metaValidatorsSource());
 } finally {
   rmSync(generator, { force: true });
 }

@@ -68,17 +68,21 @@ export interface BenchVault {
  * Make a temp vault with the bench plugin configured.
  * @param label part of the temp folder's name.
  * @param extraYaml config lines appended after `vault` and `plugins` (e.g. `log:\n  level: warn\n`).
+ * @param options `plugin: false` leaves the bench plugin out: the config is then vaultd's default
+ *   configuration (SPEC section 10) apart from `extraYaml`.
  */
-export async function makeBenchVault(label: string, extraYaml = ''): Promise<BenchVault> {
+export async function makeBenchVault(
+  label: string,
+  extraYaml = '',
+  options: { plugin?: boolean } = {},
+): Promise<BenchVault> {
   const dir = await mkdtemp(join(tmpdir(), `vaultd-bench-${label}-`));
   live.add(dir);
   const root = join(dir, 'vault');
   for (const f of FOLDERS) await mkdir(join(root, f), { recursive: true });
   const configPath = join(dir, 'vaultd.yaml');
-  await writeFile(
-    configPath,
-    `vault: vault\nplugins:\n  - ${JSON.stringify(PLUGIN_PATH)}\n${extraYaml}`,
-  );
+  const plugins = options.plugin === false ? '' : `plugins:\n  - ${JSON.stringify(PLUGIN_PATH)}\n`;
+  await writeFile(configPath, `vault: vault\n${plugins}${extraYaml}`);
   let seq = 0;
   const folder = (name: string): string => join(root, name);
   return {

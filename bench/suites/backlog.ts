@@ -61,7 +61,7 @@ export async function runBacklog(ctx: BenchContext): Promise<Figure[]> {
           name: 'spawn → ready',
           value: readyAt - daemon.spawnedAt,
           unit: 'ms',
-          note: 'includes starting node, the bundled daemon, and tsx for the bench plugin (TypeScript)',
+          note: 'includes starting node, the bundled daemon, and loading the bench plugin (JavaScript)',
         },
       ];
     } finally {

@@ -20,13 +20,16 @@ interface StartFigures {
 
 /**
  * Scale at rest: start-up, RSS, inotify watches and idle CPU with a large archive (`Done/`,
- * `Failed/`, `Logs/`), next to the same start on an empty vault.
+ * `Failed/`, `Logs/`), next to the same start on an empty vault. Measured with the default
+ * configuration, as SPEC section 10 says (no plugin: nothing here runs a call); the empty vault is
+ * started once more with the bench plugin the other suites load, to show what a plugin adds.
  * @param ctx the bench context.
  */
 export async function runScale(ctx: BenchContext): Promise<Figure[]> {
   const { scaleNotes, scaleLogFiles, idleSeconds } = ctx.sizes;
-  const empty = await measureEmptyStart();
-  const vault = await makeBenchVault('scale');
+  const empty = await measureEmptyStart(false);
+  const withPlugin = await measureEmptyStart(true);
+  const vault = await makeBenchVault('scale', '', { plugin: false });
   try {
     const t0 = performance.now();
     const failed = Math.round(scaleNotes / 20);
@@ -80,7 +83,14 @@ export async function runScale(ctx: BenchContext): Promise<Figure[]> {
           unit: 'ms',
           target: '≤ 1 s',
           met: readyMs <= 1000,
-          note: `${archive}; includes starting node and loading the bench plugin (JavaScript); the same start on an empty vault: ${empty.readyMs.toFixed(0)} ms, ${empty.rssMb.toFixed(1)} MB, ${empty.watches} watches; log level info`,
+          note: `${archive}; the default configuration (no plugin); includes starting node; the same start on an empty vault: ${empty.readyMs.toFixed(0)} ms, ${empty.rssMb.toFixed(1)} MB, ${empty.watches} watches; log level info`,
+        },
+        {
+          suite: 'scale',
+          name: 'spawn → ready, empty vault with the bench plugin',
+          value: withPlugin.readyMs,
+          unit: 'ms',
+          note: `the plugin the other suites load (JavaScript, imports 'vaultd'): Node's module-hooks thread and the plugin's schemas; RSS ${withPlugin.rssMb.toFixed(1)} MB`,
         },
         {
           suite: 'scale',
@@ -117,9 +127,9 @@ export async function runScale(ctx: BenchContext): Promise<Figure[]> {
           name: `idle CPU over ${idleSeconds} s`,
           value: idlePercent,
           unit: '% of a core',
-          target: '≤ 1 %',
-          met: idlePercent <= 1,
-          note: 'utime + stime from /proc/<pid>/stat, window starts 1 s after ready; default reconcile every 30 s',
+          target: '≤ 0.2 %',
+          met: idlePercent <= 0.2,
+          note: "utime + stime from /proc/<pid>/stat, window starts 1 s after ready; default reconcile every 30 s; V8's memory reducer collects once or twice in it after start-up (bench/README items 16, 22, 31)",
         },
         {
           suite: 'scale',
@@ -139,8 +149,8 @@ export async function runScale(ctx: BenchContext): Promise<Figure[]> {
   }
 }
 
-async function measureEmptyStart(): Promise<StartFigures> {
-  const vault = await makeBenchVault('start');
+async function measureEmptyStart(plugin: boolean): Promise<StartFigures> {
+  const vault = await makeBenchVault('start', '', { plugin });
   try {
     const daemon = spawnDaemon('run', vault.configPath);
     try {

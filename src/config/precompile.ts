@@ -1,6 +1,6 @@
 import type { Ajv } from 'ajv';
 import { createRequire } from 'node:module';
-import { makeToolAjv, upgradeDraft7 } from '../protocol/ajv.ts';
+import { makeToolAjv, PRECOMPILED_META_SCHEMAS, upgradeDraft7 } from '../protocol/ajv.ts';
 import { schemaKey } from '../protocol/precompiled.ts';
 import type { JsonSchema } from '../protocol/types.ts';
 import { packConfigSchemas } from '../tools/host.ts';
@@ -48,6 +48,18 @@ export function toolValidatorsSource(schemas: readonly JsonSchema[]): string {
     makeToolAjv({ code: { source: true } }) as unknown as Ajv,
     schemas.map((schema) => upgradeDraft7(schema) as JsonSchema),
   );
+}
+
+/**
+ * The same for the meta-schemas a tool's schema is checked against (dist/meta-validators.cjs),
+ * exported under the names `compileSchema` looks up.
+ */
+export function metaValidatorsSource(): string {
+  const standalone = require('ajv/dist/standalone/index.js') as {
+    default: (ajv: Ajv, refs: Record<string, string>) => string;
+  };
+  const ajv = makeToolAjv({ code: { source: true } }) as unknown as Ajv;
+  return `// Made by scripts/build.mjs (src/config/precompile.ts).\n${standalone.default(ajv, { ...PRECOMPILED_META_SCHEMAS })}\n`;
 }
 
 function standaloneSource(ajv: Ajv, schemas: readonly JsonSchema[]): string {

@@ -25,13 +25,44 @@ export function loadToolValidators(file?: string): PrecompiledValidators | null 
 }
 
 /**
+ * The file the build writes next to the bundle: validators of the meta-schemas a tool's schema is
+ * checked against (2020-12's and draft-07's), so that compiling a plugin's or an MCP server's
+ * schema does not first compile the meta-schema (bench/README.md, item 35).
+ */
+export const META_VALIDATORS_FILE = 'meta-validators.cjs';
+const metaPrecompiled = new PrecompiledSet(META_VALIDATORS_FILE, import.meta.url);
+
+/** The meta-schemas the build precompiles, by the export's name. */
+export const PRECOMPILED_META_SCHEMAS: Readonly<Record<string, string>> = {
+  meta2020: 'https://json-schema.org/draft/2020-12/schema',
+  metaDraft7: 'http://json-schema.org/draft-07/schema',
+};
+const META_EXPORTS = new Map(Object.entries(PRECOMPILED_META_SCHEMAS).map(([k, id]) => [id, k]));
+
+/**
+ * Load the build's meta-schema validators (tests give another file).
+ * @param file the module; the one next to the bundle by default.
+ */
+export function loadMetaValidators(file?: string): PrecompiledValidators | null {
+  const loaded = metaPrecompiled.load(file);
+  // An instance made before checks schemas as it was made to; the next one follows the file.
+  instance = undefined;
+  return loaded;
+}
+
+/**
  * The one Ajv instance shared by every tool: JSON Schema 2020-12 (schemas that declare draft-07,
  * as many MCP servers send, are accepted too), all errors reported, defaults applied, no type
  * coercion, unknown keywords and formats tolerated, `verbose` so messages can quote the
  * offending value. Made on first use.
  */
 export function sharedAjv(): Ajv2020Class {
-  instance ??= makeToolAjv();
+  // With the build's meta-schema validators, compileSchema checks each schema with them and Ajv
+  // does not (nor the draft-07 meta-schema it is given): the same check, without compiling the
+  // meta-schemas first.
+  instance ??= makeToolAjv(
+    metaPrecompiled.named('meta2020') === undefined ? {} : { validateSchema: false },
+  );
   return instance;
 }
 
@@ -66,7 +97,26 @@ export function makeToolAjv(extra: Options = {}): Ajv2020Class {
  */
 export function compileSchema(schema: object): ValidateFunction {
   const upgraded = upgradeDraft7(schema) as object;
-  return precompiled.find(upgraded) ?? sharedAjv().compile(upgraded);
+  const built = precompiled.find(upgraded);
+  if (built !== undefined) return built;
+  const ajv = sharedAjv();
+  if (ajv.opts.validateSchema === false) checkSchema(ajv, upgraded);
+  return ajv.compile(upgraded);
+}
+
+// What Ajv's own check does before it compiles (`validateSchema(schema, true)`), with the
+// build's validator of the meta-schema the schema names (2020-12 when it names none); a schema
+// that names any other is left to Ajv, which checks it, or throws for a meta-schema it lacks.
+function checkSchema(ajv: Ajv2020Class, schema: object): void {
+  const declared = (schema as { $schema?: unknown }).$schema;
+  const id = declared === undefined ? PRECOMPILED_META_SCHEMAS['meta2020'] : declared;
+  const name = typeof id === 'string' ? META_EXPORTS.get(id.replace(/#$/, '')) : undefined;
+  const validate = name === undefined ? undefined : metaPrecompiled.named(name);
+  if (validate === undefined) {
+    ajv.validateSchema(schema, true);
+    return;
+  }
+  if (!validate(schema)) throw new Error(`schema is invalid: ${ajv.errorsText(validate.errors)}`);
 }
 
 /**

@@ -52,7 +52,15 @@ export class PrecompiledSet {
    * @param schema a JSON Schema.
    */
   find(schema: unknown): ValidateFunction | undefined {
+    return this.named(schemaKey(schema));
+  }
+
+  /**
+   * The validator the build exported under this name, if any.
+   * @param key its export's name.
+   */
+  named(key: string): ValidateFunction | undefined {
     if (this.#validators === undefined) this.load();
-    return this.#validators?.[schemaKey(schema)];
+    return this.#validators?.[key];
   }
 }
