@@ -18,7 +18,19 @@ export function deriveCallId(
   args: Record<string, unknown>,
   occurrence: number,
 ): string {
-  return callIdOfCanonical(canonicalJson({ name, arguments: args }), occurrence);
+  return callIdOfCanonical(canonicalCall(name, args), occurrence);
+}
+
+/**
+ * `canonicalJson({ name, arguments: args })`, written without making that object: its keys are
+ * always `arguments` then `name`, so only the arguments need their keys sorted.
+ * @param name the tool name.
+ * @param args the call's arguments.
+ */
+export function canonicalCall(name: string, args: unknown): string {
+  if (typeof args !== 'object' || args === null || typeof name !== 'string')
+    return canonicalJson({ name, arguments: args });
+  return `{"arguments":${canonicalJson(args)},"name":${JSON.stringify(name)}}`;
 }
 
 /**

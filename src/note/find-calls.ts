@@ -1,4 +1,4 @@
-import { EXPLICIT_ID, callIdOfCanonical, canonicalJson, deriveBlockId } from './call-id.ts';
+import { EXPLICIT_ID, callIdOfCanonical, canonicalCall, deriveBlockId } from './call-id.ts';
 import { readFrontMatterSpan } from './front-matter.ts';
 import { findOwnedRanges, readStructure } from './markdown.ts';
 import type { FenceBlock } from './markdown.ts';
@@ -149,7 +149,7 @@ class BlockScanner {
     }
     let id = call.id;
     if (id === undefined) {
-      const key = canonicalJson({ name: call.name, arguments: call.args });
+      const key = canonicalCall(call.name, call.args);
       const occurrence = this.#seenCalls.get(key) ?? 0;
       this.#seenCalls.set(key, occurrence + 1);
       id = callIdOfCanonical(key, occurrence);

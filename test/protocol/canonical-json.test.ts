@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { canonicalJson } from '../../src/protocol/canonical-json.ts';
-import { deriveCallId } from '../../src/note/call-id.ts';
+import { canonicalCall, deriveCallId } from '../../src/note/call-id.ts';
 import { seededRandom as random } from '../helpers/random.ts';
 
 // The definition the ids and hashes of every earlier version were made with: a copy whose objects
@@ -108,6 +108,12 @@ describe('canonicalJson', () => {
     for (let i = 0; i < 20_000; i++) {
       const value = makeValue(rand, 0);
       assert.equal(canonicalJson(value), reference(value), `value ${i}`);
+      // A call's text, written without the {name, arguments} object.
+      assert.equal(
+        canonicalCall('tool_name', value),
+        reference({ name: 'tool_name', arguments: value }),
+        `call ${i}`,
+      );
       // The same value after a trip through JSON text, as calls reach it from a note.
       const text = JSON.stringify(value);
       if (text !== undefined) {
@@ -124,6 +130,28 @@ describe('canonicalJson', () => {
     const expected = '{"2":3,"10":2,"4294967294":6,"-1":8,"01":4,"4294967295":5,"a":7,"b":1}';
     assert.equal(canonicalJson(value), expected);
     assert.equal(reference(value), expected);
+  });
+
+  it('sorts objects of many keys, and keys an exotic object lists in any order', () => {
+    const rand = random(36);
+    for (let i = 0; i < 2_000; i++) {
+      // Up to 40 keys: past the few that are sorted by insertion.
+      const entries: [string, unknown][] = [];
+      const n = Math.floor(rand() * 40);
+      for (let k = 0; k < n; k++) {
+        const key =
+          rand() < 0.7
+            ? (KEYS[Math.floor(rand() * KEYS.length)] as string)
+            : `k${Math.floor(rand() * 100)}`;
+        entries.push([key, k]);
+      }
+      const value = Object.fromEntries(entries);
+      assert.equal(canonicalJson(value), reference(value), `object ${i}`);
+      // A proxy lists its keys in whatever order its trap gives: here reversed.
+      const keys = Object.keys(value).reverse();
+      const proxy = new Proxy(value, { ownKeys: () => keys });
+      assert.equal(canonicalJson(proxy), reference(proxy), `proxy ${i}`);
+    }
   });
 
   it('keeps the edge cases of the sorted copy: toJSON, holes, undefined, non-finite numbers', () => {
