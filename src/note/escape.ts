@@ -4,6 +4,10 @@ const INLINE_MARKUP = /[\\`*_[\]<>~|$%&#]/g;
 // Control characters other than tab; tabs become spaces.
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
+// A line escapeMarkdownLine leaves as it is: no control character or line break, no white space
+// at its start (trimStart's, which is `\s`), no markup character, and no line-start marker.
+// eslint-disable-next-line no-control-regex
+const PLAIN_LINE = /^(?![\s\-+=]|\d{1,9}[.)])[^\u0000-\u001f\u007f\\`*_[\]<>~|$%&#]*$/;
 
 /**
  * Makes one line of untrusted text (a tool's output, a title) inert as markdown: every character
@@ -12,6 +16,8 @@ const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
  * @param line Text without line breaks (any break is turned into a space).
  */
 export function escapeMarkdownLine(line: string): string {
+  // Most lines need nothing: one test instead of five replacements (bench/README.md, item 37).
+  if (PLAIN_LINE.test(line)) return line;
   const text = line
     .replace(CONTROL, '')
     .replace(/[\r\n\t]/g, ' ')
