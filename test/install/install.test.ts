@@ -76,6 +76,8 @@ describe('installing vaultd as the README says, offline, into a temp prefix', ()
       // The built-in schemas' validators, made by the build: start-up and first calls compile none.
       'package/dist/config-validators.cjs',
       'package/dist/tool-validators.cjs',
+      // The meta-schemas' validators: a plugin's schemas are checked without compiling them.
+      'package/dist/meta-validators.cjs',
       'package/config/vaultd.yaml',
       'package/systemd/vaultd.service',
     ]) {
