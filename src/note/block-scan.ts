@@ -30,7 +30,10 @@ export interface BlockToken {
   meta: { closed: boolean; column: number } | null;
 }
 
-/** Containers nested deeper than this are read as their text (markdown-it's `maxNesting`). */
+/**
+ * Containers nested deeper than this are not opened: their lines are read as paragraph text
+ * (markdown-it's `maxNesting`, whose parse instead skips the rest of the container).
+ */
 export const MAX_NESTING = 1000;
 
 /**
@@ -213,6 +216,21 @@ export function quoteStepsForTest(src: string, reference: ReferenceReader): numb
   return quoteSteps;
 }
 
+// Characters thematic-break checks read, for the test that keeps a line of list markers linear.
+let hrChars = 0;
+
+/**
+ * How many characters the thematic-break checks of `src` read, for the test that keeps them
+ * linear in the note's size.
+ * @param src normalised markdown.
+ * @param reference as for {@link scanBlocks}.
+ */
+export function hrCharsForTest(src: string, reference: ReferenceReader): number {
+  hrChars = 0;
+  scanBlocks(src, 0, [], () => undefined, reference);
+  return hrChars;
+}
+
 /** Top-level tokens handed to the sweep at a time. */
 const SWEEP_TOKENS = 64;
 
@@ -310,6 +328,10 @@ class Scan {
   nextQuoteId = 1;
   /** The lines of the note (lineMax before any quote lowers it). */
   readonly lines: number;
+  /** The last thematic-break check that failed: its line, marker and the character that stopped it. */
+  #hrLine = -1;
+  #hrMarker = 0;
+  #hrStop = 0;
 
   constructor(
     src: string,
@@ -370,8 +392,12 @@ class Scan {
       // A line less indented than the container's content ends it.
       if ((this.sCount[line] as number) < this.blkIndent) break;
       if (this.level >= MAX_NESTING) {
-        this.line = endLine;
-        break;
+        // Containers this deep are not opened: their lines are read as paragraph text, and the
+        // container they are in ends where it would (markdown-it skips to the container's end,
+        // which for a list item is the note's end: a call after the deep part was lost).
+        this.paragraph(line, endLine);
+        line = this.line;
+        continue;
       }
       if (this.level === 0 && this.tokens.length >= SWEEP_TOKENS) {
         this.sweep(this.tokens);
@@ -787,11 +813,21 @@ class Scan {
     let pos = (this.bMarks[line] as number) + (this.tShift[line] as number);
     const marker = src.charCodeAt(pos++);
     if (marker !== 0x2a && marker !== 0x2d && marker !== 0x5f) return false;
+    // A line of list markers (`- - - … x`) is asked again at each of its items, from further
+    // along: the character that stopped the last scan stops this one too, so it is remembered
+    // (without it, 1 MB of `- ` took 4 s: every item scanned the rest of the line).
+    if (line === this.#hrLine && marker === this.#hrMarker && pos <= this.#hrStop) return false;
     let count = 1;
     while (pos < max) {
+      hrChars++;
       const c = src.charCodeAt(pos++);
       if (c === marker) count++;
-      else if (!isSpace(c)) return false;
+      else if (!isSpace(c)) {
+        this.#hrLine = line;
+        this.#hrMarker = marker;
+        this.#hrStop = pos - 1;
+        return false;
+      }
     }
     return count >= 3;
   }

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import {
   MAX_NESTING,
   buildLineTable,
+  hrCharsForTest as scanHrChars,
   quoteStepsForTest as scanQuoteSteps,
   scanBlocks,
 } from './block-scan.ts';
@@ -315,6 +316,14 @@ export function readForTest(
  */
 export function quoteStepsForTest(src: string): number {
   return scanQuoteSteps(src, readReference);
+}
+
+/**
+ * How many characters the thematic-break checks of `src` read (block-scan.ts's `hrCharsForTest`).
+ * @param src normalised markdown.
+ */
+export function hrCharsForTest(src: string): number {
+  return scanHrChars(src, readReference);
 }
 
 /**

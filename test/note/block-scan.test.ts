@@ -14,13 +14,19 @@ import {
   quotesNote,
   typicalNote,
 } from '../../bench/lib/parse-fixtures.ts';
+import { parseNote } from '../../src/note/index.ts';
 import {
+  hrCharsForTest,
   quoteStepsForTest,
   readStructure,
   structureFromMarkdownItForTest,
   structureFromScannerForTest,
 } from '../../src/note/structure.ts';
-import { type Comparisons, assertReadsAsReference } from '../helpers/commonmark-reference.ts';
+import {
+  type Comparisons,
+  assertReadsAsReference,
+  referenceSummary,
+} from '../helpers/commonmark-reference.ts';
 import {
   SPEC_EXAMPLES,
   randomPieces,
@@ -259,4 +265,51 @@ test('lazy lines under quotes 1,000 deep are walked once, not once per quote (a 
   // The same reading as markdown-it's, on a smaller one (markdown-it's own parse is the slow one).
   const small = `${'>'.repeat(200)} a\n${'lazy\n'.repeat(300)}`;
   assert.deepEqual(structureFromScannerForTest(small), structureFromMarkdownItForTest(small));
+});
+
+test('a line of list markers is read in linear time (a hostile note)', () => {
+  // The attack: one line of `- - - … x`, a list item nested in a list item at every marker. Each
+  // item asked whether the rest of the line was a thematic break and read it to its end: 1 MB
+  // took 4 s. Counted, not timed: the characters those checks read must grow with the line.
+  for (const unit of ['- ', '* ', '-\t', '- * ']) {
+    for (const size of [10_000, 100_000]) {
+      const note = `${unit.repeat(size / unit.length)}x\n`;
+      const read = hrCharsForTest(note);
+      assert.ok(read < 4 * size, `${read} characters read for ${size} of ${JSON.stringify(unit)}`);
+    }
+  }
+  // A thematic break is still one wherever a list item starts it, after markers of the other
+  // kind on the same line too (the remembered stop is per marker).
+  for (const note of ['- - -\n', '* - - -\n', '- * * *\n', '- * - * x\n', '- - x\n- - -\n']) {
+    assert.deepEqual(structureFromScannerForTest(note), structureFromMarkdownItForTest(note), note);
+    assert.ok(structureFromScannerForTest(note).top.length > 0);
+  }
+});
+
+test('containers nested past the limit are read as text, and the note goes on after them', () => {
+  // markdown-it's parse skipped everything after its nesting limit to the end of the container,
+  // which for a list item is the end of the note: a call after a deep list was lost.
+  const call = '```json\n{"tool_call": {"name": "after", "parameters": {}}}\n```\n';
+  const deepLists = `${'- '.repeat(600)}x\n\n${call}`;
+  const deepIndented = `${Array.from({ length: 600 }, (_, i) => `${'  '.repeat(i)}- item`).join('\n')}\n\n${call}`;
+  const deepQuotes = `${'>'.repeat(1200)} x\n\n${call}`;
+  const mixed = `${'> - '.repeat(400)}x\n\n${call}`;
+  for (const note of [deepLists, deepIndented, deepQuotes, mixed]) {
+    const parsed = parseNote(note);
+    assert.deepEqual(
+      parsed.calls.map((c) => c.name),
+      ['after'],
+      `the call after ${JSON.stringify(note.slice(0, 40))}…`,
+    );
+    // The fence is the reference's (commonmark.js has no limit, and reads it the same).
+    const fences = structureFromScannerForTest(note).fences.map((f) => [f.lang, f.value]);
+    assert.deepEqual(
+      fences,
+      referenceSummary(note).fences.map(([info, value]) => [info.split(/\s/)[0], value]),
+    );
+  }
+  // A fence below the limit is text: no call there (docs/markdown.md, deliberate differences).
+  const below = `${'- '.repeat(600)}\`\`\`json\n${'  '.repeat(600)}{"tool_call": {"name": "deep"}}\n${'  '.repeat(600)}\`\`\`\n`;
+  assert.deepEqual(parseNote(below).calls, []);
+  assert.deepEqual(parseNote(below).invalid, []);
 });
