@@ -231,6 +231,9 @@ export function hrCharsForTest(src: string, reference: ReferenceReader): number 
   return hrChars;
 }
 
+/** A heading token's tag by level (one string each, not one per heading). */
+const HEADING_TAGS = ['', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6'];
+
 /** Top-level tokens handed to the sweep at a time. */
 const SWEEP_TOKENS = 64;
 
@@ -1059,7 +1062,7 @@ class Scan {
 
   /** A heading's tokens; its text is taken as written (the structure's reader trims it). */
   pushHeading(level: number, map: [number, number], text: string): void {
-    this.tokens.push(token('heading_open', `h${level}`, 1, this.level, map));
+    this.tokens.push(token('heading_open', HEADING_TAGS[level] as string, 1, this.level, map));
     const inline = token('inline', '', 0, this.level + 1, [map[0], map[1]]);
     inline.content = text;
     this.tokens.push(inline);

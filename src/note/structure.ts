@@ -165,9 +165,12 @@ function markdownIt(): MarkdownItParts {
     (state as ReferenceBlockState).scan.endsDefinition(line);
   // And any destination makes a definition, as in CommonMark: markdown-it refuses the ones it
   // would not render as links (`javascript:`), which then read as a paragraph.
+  // The destination is not kept (vaultd renders no links), so it is not normalised either:
+  // mdurl's parse and encode were a tenth of a note of definitions.
   const referenceMd = Object.create(md, {
     block: { value: { ruler: { getRules: () => [endsDefinition] } } },
     validateLink: { value: () => true },
+    normalizeLink: { value: (url: string) => url },
   }) as MarkdownIt;
   parts = { md, referenceMd, BlockState, referenceRule, ReferenceState };
   return parts;
@@ -203,6 +206,8 @@ export function lineTablesForTest(src: string): { ours: unknown; markdownIt: unk
   };
 }
 
+const referenceStates = new WeakMap<ScanState, ReferenceBlockState>();
+
 /**
  * markdown-it's link reference definition rule, run for vaultd's scanner over the scanner's own
  * line table (a block state of markdown-it's around the same columns): the line after the
@@ -214,18 +219,28 @@ function readReference(
   endLine: number,
   continuation: boolean,
 ): number {
-  const { referenceMd, referenceRule, ReferenceState } = markdownIt();
-  const state = Object.create(ReferenceState) as ReferenceBlockState;
-  state.scan = scan;
-  state.src = scan.src;
-  state.md = referenceMd;
-  state.env = {};
-  state.tokens = scan.tokens as unknown as Token[];
-  state.bMarks = scan.bMarks as unknown as number[];
-  state.eMarks = scan.eMarks as unknown as number[];
-  state.tShift = scan.tShift as unknown as number[];
-  state.sCount = scan.sCount as unknown as number[];
-  state.bsCount = scan.bsCount as unknown as number[];
+  const { referenceRule } = markdownIt();
+  // One block state per scan, made at its first definition (a note of 100,000 definitions made
+  // as many); what the rule reads of it is set for each definition below.
+  let state = referenceStates.get(scan);
+  if (state === undefined) {
+    const { referenceMd, ReferenceState } = markdownIt();
+    state = Object.create(ReferenceState) as ReferenceBlockState;
+    state.scan = scan;
+    state.src = scan.src;
+    state.md = referenceMd;
+    state.tokens = scan.tokens as unknown as Token[];
+    state.bMarks = scan.bMarks as unknown as number[];
+    state.eMarks = scan.eMarks as unknown as number[];
+    state.tShift = scan.tShift as unknown as number[];
+    state.sCount = scan.sCount as unknown as number[];
+    state.bsCount = scan.bsCount as unknown as number[];
+    referenceStates.set(scan, state);
+  }
+  // A fresh environment each time: the rule files each label in it, and nothing reads them. Its
+  // table is made without a prototype, which V8 keeps as a dictionary: a plain object took a new
+  // hidden class for every label (a third of a note of definitions).
+  state.env = { references: Object.create(null) as NonNullable<StateBlock['env']['references']> };
   // A paragraph's line past its first may be indented any amount: the rule reads no definition
   // from a line indented four columns or more past the container's, so it is told the line's own.
   state.blkIndent = continuation
@@ -454,13 +469,13 @@ function read(text: string, reader: Reader = 'scanner'): NoteStructure {
           end,
           line: map[0],
           depth: token.level,
-          level: Number(token.tag.slice(1)),
+          level: token.tag.charCodeAt(1) - 0x30,
           text: (inline?.type === 'inline' ? inline.content : '').trim(),
         };
         headings.push(heading);
       }
       if (atTop) {
-        const kind = token.nesting === 1 ? token.type.slice(0, -'_open'.length) : token.type;
+        const kind = token.nesting === 1 ? openKind(token.type) : token.type;
         const block: Mutable<TopBlock> = {
           kind,
           start,
@@ -485,6 +500,18 @@ function read(text: string, reader: Reader = 'scanner'): NoteStructure {
 
   const quotedLines = new LineBits(quoted);
   return { fences, headings, top, lineStarts, quotedLines, frontMatter: span };
+}
+
+// The kind of a block from its opening token's type (`bullet_list_open` → `bullet_list`): one
+// string per type, not one per block (a note of 260,000 headings made as many).
+const openKinds = new Map<string, string>();
+function openKind(type: string): string {
+  let kind = openKinds.get(type);
+  if (kind === undefined) {
+    kind = type.slice(0, -'_open'.length);
+    openKinds.set(type, kind);
+  }
+  return kind;
 }
 
 /** `source` with its lines before `cut` (the front-matter's) made empty. */
