@@ -122,3 +122,30 @@ export function lazyNote(bytes: number, depth = 500): string {
   const lines = Math.max(1, Math.ceil((bytes - head.length - call.length) / line.length));
   return head + line.repeat(lines) + call;
 }
+
+/**
+ * Link reference definitions, one a line (`[d1]: /u1`), then a call: the note of many small
+ * blocks that was slowest per byte (bench/README.md item 39).
+ * @param bytes the wanted size.
+ */
+export function definitionsNote(bytes: number): string {
+  const parts: string[] = [];
+  let size = CALL.length + 1;
+  for (let i = 0; size < bytes; i++) {
+    const line = `[d${i}]: /u${i}\n`;
+    parts.push(line);
+    size += line.length;
+  }
+  parts.push('\n', CALL);
+  return parts.join('');
+}
+
+/**
+ * One line of list markers (`- - - … x`), a list item nested in an item at every marker, then a
+ * call: the line every item once read again to its end (bench/README.md item 38).
+ * @param bytes the wanted size.
+ */
+export function markersNote(bytes: number): string {
+  const count = Math.max(1, Math.floor((bytes - CALL.length - 3) / 2));
+  return `${'- '.repeat(count)}x\n\n${CALL}`;
+}

@@ -5,8 +5,10 @@ import { importBundled } from '../lib/bundled.ts';
 import type { BenchContext } from '../lib/context.ts';
 import {
   callsNote,
+  definitionsNote,
   lazyNote,
   listsNote,
+  markersNote,
   nestedNote,
   quotesNote,
   typicalNote,
@@ -30,6 +32,8 @@ const SHAPES: Record<string, (bytes: number) => string> = {
   'calls only': callsNote,
   'quotes and lists 20 deep': (bytes) => nestedNote(bytes, 20),
   'lazy lines under 500 quotes': (bytes) => lazyNote(bytes, 500),
+  'link reference definitions': definitionsNote,
+  'list markers on one line': markersNote,
 };
 
 /**
