@@ -1,4 +1,4 @@
-import { isMap, isScalar, parseDocument, stringify } from 'yaml';
+import { CST, isMap, isScalar, Lexer, parseDocument, stringify } from 'yaml';
 import type { Document } from 'yaml';
 import { makePlacer } from './places.ts';
 import type { Placer } from './places.ts';
@@ -10,6 +10,52 @@ const OPEN = /^(---|\+\+\+)([A-Za-z][\w-]*)?[ \t]*(\r\n|\r|\n)/;
 const LINE = /([^\r\n]*)(\r\n|\r|\n|$)/y;
 /** Aliases a YAML front-matter may expand before it counts as an attack (billion laughs). */
 const MAX_ALIAS_COUNT = 100;
+
+/** Aliases a YAML front-matter may hold at all: the library resolves each by walking the document. */
+const MAX_ALIASES = 100;
+/** Collections a YAML front-matter may open on one line (`- - - x`, `[[[x]]]`). */
+const MAX_NESTING_ON_A_LINE = 64;
+
+/**
+ * Why the YAML library is not asked to read this front-matter, or null. Its composer is
+ * quadratic in aliases (64 KB of `k: *a` lines held the main thread 1.6 s) and slow on
+ * collections nested on one line (64 KB of `- - - … x` or `[[[ … ]]]` took 270–310 ms), so such
+ * front-matter is refused before it is composed, from the library's own tokens (its lexer is
+ * linear, and stops being asked at the first excess). Block collections nested over several
+ * lines need their indentation, which bounds their depth by the note's size.
+ */
+function tooCostlyYaml(content: string): string | null {
+  let aliases = 0;
+  // Flow collections open (they go on over lines), and block items started on this line
+  // (`- - - x`, `? ? x`: only one line can nest them without more indentation).
+  let flow = 0;
+  let onLine = 0;
+  const deep = `it nests more than ${MAX_NESTING_ON_A_LINE} collections on one line`;
+  for (const source of new Lexer().lex(content)) {
+    switch (CST.tokenType(source)) {
+      case 'alias':
+        if (++aliases > MAX_ALIASES) return `it uses more than ${MAX_ALIASES} aliases`;
+        break;
+      case 'flow-map-start':
+      case 'flow-seq-start':
+        if (++flow + onLine > MAX_NESTING_ON_A_LINE) return deep;
+        break;
+      case 'flow-map-end':
+      case 'flow-seq-end':
+        if (flow > 0) flow--;
+        break;
+      case 'seq-item-ind':
+      case 'explicit-key-ind':
+        if (flow + ++onLine > MAX_NESTING_ON_A_LINE) return deep;
+        break;
+      case 'newline':
+        onLine = 0;
+        break;
+      default:
+    }
+  }
+  return null;
+}
 
 /** Front-matter as data, with the problems met while reading it. */
 export interface FrontMatterData {
@@ -81,6 +127,11 @@ export function readFrontMatterSpan(
   const content = text.slice(span.contentStart, span.contentEnd);
   const simple = readSimpleYaml(content);
   if (simple !== null) return { data: simple.data, diagnostics: [] };
+  const costly = tooCostlyYaml(content);
+  if (costly !== null) {
+    const message = `front-matter is not read: ${costly}, which is refused as a resource attack; write plain key: value lines`;
+    return { data: {}, diagnostics: [whole('warning', 'invalid-front-matter', message)] };
+  }
   const doc = parseFrontMatterYaml(content);
   const at = (pos: readonly [number, number] | undefined, severity: Diagnostic['severity']) => {
     const from = span.contentStart + (pos?.[0] ?? 0);
@@ -148,6 +199,8 @@ function updateYaml(content: string, entries: [string, unknown][], eol: string):
     const spliced = spliceSimple(content, simple, entries, eol);
     if (spliced !== null) return spliced;
   }
+  // Front-matter the reader refused is left as it is (its warning says why).
+  if (simple === null && tooCostlyYaml(content) !== null) return null;
   const doc = parseFrontMatterYaml(content);
   if (doc.errors.length > 0) return null;
   let before: unknown;

@@ -251,3 +251,46 @@ test('values are written as the yaml library writes them, fast path or not', () 
     assert.deepEqual(readFrontMatter(out).data['v'], Object.is(value, -0) ? -0 : value);
   }
 });
+
+test('front-matter the YAML library would take seconds over is refused before it is composed', () => {
+  // The attacks, at the size a note is still parsed on the main thread (64 KiB): the library
+  // resolves each alias by walking the document (6,000 `k: *a` lines held the thread 1.6 s), and
+  // collections nested on one line (`- - - … x`, `[[[ … ]]]`) took 270–310 ms.
+  const fill = (line: (i: number) => string): string => {
+    let out = '';
+    for (let i = 0; out.length < 60_000; i++) out += line(i);
+    return out;
+  };
+  const attacks: [string, string, RegExp][] = [
+    ['aliases', `a: &a [x, y]\n${fill((i) => `k${i}: *a\n`)}`, /more than 100 aliases/],
+    ['one anchor, many uses', `a: &a x\n${fill((i) => `k${i}: *a\n`)}`, /more than 100 aliases/],
+    ['a block sequence on one line', `k:\n  ${'- '.repeat(30_000)}x\n`, /more than 64 collections/],
+    ['flow sequences', `k: ${'['.repeat(30_000)}${']'.repeat(30_000)}\n`, /more than 64/],
+    [
+      'flow maps over lines',
+      `k: ${'{a: \n'.repeat(12_000)}${'}'.repeat(12_000)}\n`,
+      /more than 64/,
+    ],
+    ['explicit keys', `${'? '.repeat(30_000)}x\n`, /more than 64 collections/],
+  ];
+  for (const [name, yaml, reason] of attacks) {
+    const note = `---\n${yaml}---\nbody\n`;
+    const read = readFrontMatter(note);
+    assert.deepEqual(read.data, {}, name);
+    assert.equal(read.diagnostics.length, 1, name);
+    assert.equal(read.diagnostics[0]?.code, 'invalid-front-matter', name);
+    assert.match(read.diagnostics[0]?.message ?? '', reason, name);
+    // Never rewritten either: the note keeps what the agent wrote.
+    assert.equal(updateFrontMatter(note, { status: 'done' }), note, name);
+  }
+  // Under the limits the library reads it as before (its own limit refuses a 100th use of one
+  // anchor).
+  const many = `a: &a x\nlist: [${Array.from({ length: 99 }, () => '*a').join(', ')}]\n`;
+  assert.equal((readFrontMatter(`---\n${many}---\n`).data['list'] as unknown[]).length, 99);
+  const nested = `k:\n  ${'- '.repeat(63)}x\n`;
+  assert.deepEqual(readFrontMatter(`---\n${nested}---\n`).diagnostics, []);
+  const flat = `k: {${Array.from({ length: 300 }, (_, i) => `a${i}: [${i}]`).join(', ')}}\n`;
+  assert.equal(Object.keys(readFrontMatter(`---\n${flat}---\n`).data['k'] as object).length, 300);
+  const tall = `${Array.from({ length: 300 }, (_, i) => `k${i}:\n  - [${i}, {b: c}]`).join('\n')}\n`;
+  assert.equal(Object.keys(readFrontMatter(`---\n${tall}---\n`).data).length, 300);
+});
