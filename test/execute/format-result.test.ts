@@ -72,6 +72,17 @@ describe('formatOutput', () => {
     assert.deepEqual(formatOutput({}), { content: '(empty object)', data: {} });
   });
 
+  it('shows a large value as JSON: YAML of 200,000 keys took seconds, and the cap cuts it anyway', () => {
+    const large: Record<string, number> = {};
+    for (let i = 0; i < 20_000; i++) large[`key_${i}`] = i;
+    const out = formatOutput(large);
+    assert.deepEqual(out.data, large);
+    assert.deepEqual(JSON.parse(out.content), large);
+    // Under the limit it stays YAML.
+    const small = formatOutput({ a: 1, b: [2, 3] });
+    assert.equal(small.content, 'a: 1\nb:\n  - 2\n  - 3');
+  });
+
   it('keeps long lines unfolded', () => {
     const long = 'word '.repeat(60).trim();
     assert.equal(formatOutput({ text: long }).content, `text: ${long}`);
