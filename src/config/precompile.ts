@@ -55,17 +55,12 @@ export function toolValidatorsSource(schemas: readonly JsonSchema[]): string {
  * exported under the names `compileSchema` looks up.
  */
 export function metaValidatorsSource(): string {
-  const standalone = require('ajv/dist/standalone/index.js') as {
-    default: (ajv: Ajv, refs: Record<string, string>) => string;
-  };
-  const ajv = makeToolAjv({ code: { source: true } }) as unknown as Ajv;
-  return `// Made by scripts/build.mjs (src/config/precompile.ts).\n${standalone.default(ajv, { ...PRECOMPILED_META_SCHEMAS })}\n`;
+  return moduleSource(makeToolAjv({ code: { source: true } }) as unknown as Ajv, {
+    ...PRECOMPILED_META_SCHEMAS,
+  });
 }
 
 function standaloneSource(ajv: Ajv, schemas: readonly JsonSchema[]): string {
-  const standalone = require('ajv/dist/standalone/index.js') as {
-    default: (ajv: Ajv, refs: Record<string, string>) => string;
-  };
   const refs: Record<string, string> = {};
   for (const schema of schemas) {
     const key = schemaKey(schema);
@@ -73,6 +68,14 @@ function standaloneSource(ajv: Ajv, schemas: readonly JsonSchema[]): string {
     ajv.addSchema(schema as object, key);
     refs[key] = key;
   }
-  // ajv-formats told the instance where its formats come from (`code.formats`).
+  return moduleSource(ajv, refs);
+}
+
+// The module's text: Ajv's standalone code exporting the validator of each ref under its name
+// (ajv-formats told the instance where its formats come from, `code.formats`).
+function moduleSource(ajv: Ajv, refs: Record<string, string>): string {
+  const standalone = require('ajv/dist/standalone/index.js') as {
+    default: (ajv: Ajv, refs: Record<string, string>) => string;
+  };
   return `// Made by scripts/build.mjs (src/config/precompile.ts).\n${standalone.default(ajv, refs)}\n`;
 }
