@@ -24,3 +24,4 @@ export type {
 } from './types.ts';
 export { NoteTooComplexError, NoteWorker, type NoteWorkerOptions } from './off-thread.ts';
 export { applyWriteBack, type WriteBackEdit } from './worker-ops.ts';
+export type { EditedText } from './transfer.ts';

@@ -1,6 +1,9 @@
 import { Worker } from 'node:worker_threads';
-import { runNoteJob, type NoteJob, type NoteJobResult, type WriteBackEdit } from './worker-ops.ts';
+import { parseNote } from './find-calls.ts';
+import { EditedText, ParseAssembler, type PackEdit, type ParsePart } from './transfer.ts';
+import { applyWriteBack, type NoteJob, type WriteBackEdit } from './worker-ops.ts';
 import { RecentTexts } from './recent-texts.ts';
+import type { ToolResult } from '../protocol/types.ts';
 import type { ParsedNote } from './types.ts';
 
 /** Thrown when a note takes longer than the deadline to parse or edit. */
@@ -24,9 +27,11 @@ export interface NoteWorkerOptions {
 
 interface Pending {
   readonly worker: Worker;
-  resolve(value: NoteJobResult): void;
+  resolve(value: unknown): void;
   reject(error: Error): void;
   timer: NodeJS.Timeout | undefined;
+  /** The parts of a large parse received so far. */
+  assembler?: ParseAssembler;
 }
 
 // In a checkout the sources run through tsx; from the bundle, the worker is a bundle of its own.
@@ -34,6 +39,25 @@ const SOURCE_MODE = import.meta.url.endsWith('.ts');
 const WORKER_URL = SOURCE_MODE
   ? new URL('./note-worker-dev.mjs', import.meta.url)
   : new URL('./note-worker.mjs', import.meta.url);
+
+/** An edit with more results than this goes to the worker, whatever the note's size. */
+const INLINE_RESULTS = 256;
+/** Results per message to the worker (see {@link postInParts}). */
+const RESULTS_PER_MESSAGE = 1_000;
+
+/** Post an edit's results in parts, then the edit without them; see `#run`. */
+async function postInParts(
+  worker: Worker,
+  id: number,
+  job: Extract<NoteJob, { op: 'edit' }>,
+  results: readonly ToolResult[],
+): Promise<void> {
+  for (let at = 0; at < results.length; at += RESULTS_PER_MESSAGE) {
+    worker.postMessage({ id, part: results.slice(at, at + RESULTS_PER_MESSAGE) });
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  worker.postMessage({ id, job: { ...job, edit: { ...job.edit, results: [] } }, parts: true });
+}
 
 /**
  * Parses and edits notes; large ones in a worker thread, with a deadline. The parser is linear,
@@ -66,7 +90,10 @@ export class NoteWorker {
     // A note is parsed when it is found and again, unchanged, once claimed.
     const recent = this.#recent.get(text);
     if (recent !== undefined) return recent;
-    const parsed = (await this.#run({ op: 'parse', text })) as ParsedNote;
+    const parsed =
+      text.length <= this.#inlineChars
+        ? parseNote(text)
+        : ((await this.#post({ op: 'parse', text })) as ParsedNote);
     this.#recent.set(text, parsed);
     return parsed;
   }
@@ -77,8 +104,13 @@ export class NoteWorker {
    * @param edit results, section and front-matter keys.
    * @throws NoteTooComplexError past the deadline.
    */
-  async edit(text: string, edit: WriteBackEdit): Promise<string> {
-    return (await this.#run({ op: 'edit', text, edit })) as string;
+  async edit(text: string, edit: WriteBackEdit): Promise<EditedText> {
+    if (text.length <= this.#inlineChars && edit.results.length <= INLINE_RESULTS) {
+      const out = applyWriteBack(text, edit);
+      return new EditedText(out === text, out);
+    }
+    const packed = (await this.#post({ op: 'edit', text, edit })) as PackEdit;
+    return new EditedText(packed.unchanged, packed.bytes);
   }
 
   /** Stop the worker thread, if one runs. */
@@ -89,14 +121,22 @@ export class NoteWorker {
     await current?.worker.terminate();
   }
 
-  #run(job: NoteJob): Promise<NoteJobResult> {
-    if (job.text.length <= this.#inlineChars) return Promise.resolve(runNoteJob(job));
+  /** Hand a job to the worker thread; resolves with what the worker sent back. */
+  #post(job: NoteJob): Promise<unknown> {
+    const results = job.op === 'edit' ? job.edit.results : [];
     const { worker, online } = this.#ensureWorker();
     const id = this.#nextId++;
-    return new Promise<NoteJobResult>((resolve, reject) => {
+    return new Promise<unknown>((resolve, reject) => {
       const pending: Pending = { worker, resolve, reject, timer: undefined };
       this.#pending.set(id, pending);
-      worker.postMessage({ id, job });
+      if (job.op === 'edit' && results.length > RESULTS_PER_MESSAGE) {
+        // Copying a message blocks the sending thread: 60,000 results in one would hold the main
+        // thread for over 100 ms. They go in parts, the event loop running between them; the
+        // worker's port keeps them in order, and the job itself follows them.
+        void postInParts(worker, id, job, results);
+      } else {
+        worker.postMessage({ id, job });
+      }
       // The deadline counts from the worker being up: starting one is not the note's fault.
       void online.then(() => {
         if (!this.#pending.has(id)) return;
@@ -125,17 +165,27 @@ export class NoteWorker {
       (message: {
         id: number;
         ok: boolean;
-        value?: NoteJobResult;
+        value?: unknown;
         error?: string;
         ready?: true;
+        part?: ParsePart;
+        parts?: true;
       }) => {
         if (message.ready === true) return markOnline();
         const pending = this.#pending.get(message.id);
         if (pending === undefined) return;
+        if (message.part !== undefined) {
+          // One part of a large parse: take it and ask for the next (see transfer.ts).
+          (pending.assembler ??= new ParseAssembler()).add(message.part);
+          worker.postMessage({ id: message.id, next: true });
+          return;
+        }
         this.#pending.delete(message.id);
         clearTimeout(pending.timer);
-        if (message.ok) pending.resolve(message.value as NoteJobResult);
-        else pending.reject(new Error(message.error));
+        if (!message.ok) pending.reject(new Error(message.error));
+        else if (message.parts === true && pending.assembler !== undefined)
+          pending.resolve(pending.assembler.finish(message.value as ParsedNote));
+        else pending.resolve(message.value);
       },
     );
     worker.on('error', (error) => this.#failAll(worker, error));

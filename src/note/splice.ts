@@ -40,16 +40,30 @@ export function appendResults(
   }
   const existing = resultBlocks(text, section);
   const edits = findReplacements(existing, byId, render);
+  const replaced = new Set(edits.map((e) => e.id));
   const rank = new Map(order.map((id, i) => [id, i]));
+  // For each result already there, the latest block order among it and those before it: the first
+  // result whose call comes after a new one's is then found by a binary search, not a scan (a
+  // note of thousands of results made this quadratic).
+  const latest: number[] = [];
+  let max = -1;
+  for (const e of existing) {
+    max = Math.max(max, rank.get(e.id) ?? -1);
+    latest.push(max);
+  }
   const fresh: ToolResult[] = [];
   const before = new Map<number, ToolResult[]>();
   for (const result of byId.values()) {
-    if (edits.some((e) => e.id === result.id)) continue;
+    if (replaced.has(result.id)) continue;
     const mine = rank.get(result.id);
-    const next =
-      mine === undefined ? undefined : existing.find((e) => (rank.get(e.id) ?? -1) > mine);
-    if (next === undefined) fresh.push(result);
-    else before.set(next.from, [...(before.get(next.from) ?? []), result]);
+    const next = mine === undefined ? undefined : existing[firstAbove(latest, mine)];
+    if (next === undefined) {
+      fresh.push(result);
+      continue;
+    }
+    let list = before.get(next.from);
+    if (list === undefined) before.set(next.from, (list = []));
+    list.push(result);
   }
   for (const [from, list] of before) {
     edits.push({ id: '', from, to: from, text: list.map(render).join(eol + eol) + eol + eol });
@@ -64,11 +78,36 @@ export function appendResults(
     else if (rest.trim() !== '' && !/^(?:\r\n|\r|\n)[ \t]*(?:\r\n|\r|\n)/.test(rest)) insert += eol;
     edits.push({ id: '', from: section.contentEnd, to: section.contentEnd, text: insert });
   }
-  let out = text;
-  for (const e of edits.sort((a, b) => b.from - a.from)) {
-    out = out.slice(0, e.from) + e.text + out.slice(e.to);
+  return applyEdits(text, edits);
+}
+
+/** The index of the first value above `value` in a non-decreasing list; the length when none. */
+function firstAbove(sorted: readonly number[], value: number): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if ((sorted[mid] as number) > value) high = mid;
+    else low = mid + 1;
   }
-  return out;
+  return low;
+}
+
+/**
+ * Apply non-overlapping edits in one pass, pieces joined once. An insertion and a replacement
+ * that start at one place go in that order. (Slicing the text edited so far, once per edit, made
+ * an edit of thousands of results quadratic: each slice of a concatenated string copies it.)
+ */
+function applyEdits(text: string, edits: Edit[]): string {
+  edits.sort((a, b) => a.from - b.from || a.to - b.to);
+  const pieces: string[] = [];
+  let at = 0;
+  for (const e of edits) {
+    pieces.push(text.slice(at, e.from), e.text);
+    at = e.to;
+  }
+  pieces.push(text.slice(at));
+  return pieces.join('');
 }
 
 /**
@@ -118,9 +157,11 @@ function findReplacements(
   render: (r: ToolResult) => string,
 ): Edit[] {
   const edits: Edit[] = [];
+  const done = new Set<string>();
   for (const block of existing) {
     const result = byId.get(block.id);
-    if (result === undefined || edits.some((e) => e.id === result.id)) continue;
+    if (result === undefined || done.has(result.id)) continue;
+    done.add(result.id);
     edits.push({ id: result.id, from: block.from, to: block.to, text: render(result) });
   }
   return edits;

@@ -1,8 +1,6 @@
-import { parseNote } from './find-calls.ts';
 import { updateFrontMatter } from './front-matter.ts';
 import { appendResults, replaceSection } from './splice.ts';
 import type { ToolResult } from '../protocol/types.ts';
-import type { ParsedNote } from './types.ts';
 
 /** A write-back computed in one go: results appended, one owned section set, front-matter keys. */
 export interface WriteBackEdit {
@@ -19,9 +17,6 @@ export type NoteJob =
   | { readonly op: 'parse'; readonly text: string }
   | { readonly op: 'edit'; readonly text: string; readonly edit: WriteBackEdit };
 
-/** What a job gives back. */
-export type NoteJobResult = ParsedNote | string;
-
 /**
  * Apply a write-back to a note's text: results, then the section, then the front-matter keys.
  * @param text the note as it is on disk now.
@@ -32,12 +27,4 @@ export function applyWriteBack(text: string, edit: WriteBackEdit): string {
   if (edit.section !== undefined)
     out = replaceSection(out, edit.section.heading, edit.section.body);
   return updateFrontMatter(out, edit.frontMatter);
-}
-
-/**
- * Run one job in the current thread.
- * @param job the job.
- */
-export function runNoteJob(job: NoteJob): NoteJobResult {
-  return job.op === 'parse' ? parseNote(job.text) : applyWriteBack(job.text, job.edit);
 }

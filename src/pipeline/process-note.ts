@@ -21,6 +21,7 @@ import { noteKey } from './note-key.ts';
 import { markNoteWritten } from './note-ledger.ts';
 import { isSameNote, readNote, releaseNote, type NoteRead } from './read-note.ts';
 import { settleCalls, type NoteWork, type Ordered } from './settle-calls.ts';
+import { yieldAtItem, yieldWhenSpent } from '../protocol/slice.ts';
 import { chooseTarget, writeBack } from './write-back.ts';
 
 /** A note written in place (not dropped by rename) is left this long without changes first. */
@@ -337,7 +338,9 @@ async function work(
       });
     } else {
       const outcome = await settleCalls(ctx, note);
-      results.push(...outcome.results);
+      // Not `push(...)`: spread arguments overflow the stack past about 120,000 (a 5 MB note of
+      // short calls holds more).
+      for (const r of outcome.results) results.push(r);
       pending = outcome.pending;
       ranArguments = outcome.ranArguments;
       sideEffects = outcome.sideEffects;
@@ -348,8 +351,13 @@ async function work(
       }
     }
     results.sort((a, b) => a.order - b.order);
-    const fresh = results.map((r) => r.result);
-    for (const r of fresh) settledIds.add(r.id);
+    // A note may hold tens of thousands of calls: every loop over them lets the event loop run.
+    const fresh: ToolResult[] = [];
+    for (const [i, r] of results.entries()) {
+      await yieldAtItem(i);
+      fresh.push(r.result);
+      settledIds.add(r.result.id);
+    }
     for (const p of pending) settledIds.add(p.id);
 
     if (ctx.shutdown.aborted) {
@@ -371,12 +379,17 @@ async function work(
       return;
     }
 
-    const argumentsById = new Map(note.parsed.calls.map((c) => [c.id, c.arguments]));
-    for (const result of fresh) {
+    const argumentsById = new Map<string, Record<string, unknown>>();
+    for (const [i, c] of note.parsed.calls.entries()) {
+      await yieldAtItem(i);
+      argumentsById.set(c.id, c.arguments);
+    }
+    for (const [i, result] of fresh.entries()) {
+      await yieldAtItem(i);
       // The log names the arguments that ran: a human may have edited the agent's.
       logged.push({ result, args: ranArguments.get(result.id) ?? argumentsById.get(result.id) });
+      all.push(result);
     }
-    all.push(...fresh);
 
     const written = await writeBack(
       ctx,
@@ -413,7 +426,7 @@ async function finish(
   keys: string[],
   logged: readonly Logged[],
 ): Promise<void> {
-  const target = chooseTarget(parsed, results, pending);
+  const target = await chooseTarget(parsed, results, pending);
   const dir = {
     done: ctx.layout.done,
     failed: ctx.layout.failed,
@@ -423,12 +436,12 @@ async function finish(
   const moved = await moveClaimed(note.path, dir, note.name);
   if (moved === null) {
     ctx.logger.error({ note: note.key }, 'note vanished from In_Progress before it could be moved');
-    report(ctx, note.key, logged);
+    await report(ctx, note.key, logged);
     return;
   }
   const to = noteKey(ctx, moved);
-  report(ctx, to, logged);
   if (keys.length > 0) await ctx.ledger.markWritten(keys, to);
+  await report(ctx, to, logged);
   const requests = ctx.gate.requests;
   for (const p of pending) if (p.nonce !== undefined) await requests?.moved(p.nonce, to);
   ctx.bus.emit('note.moved', { note: to, from: note.key, to, state: target });
@@ -453,8 +466,13 @@ interface Logged {
 }
 
 /** Log results and tell the event stream, naming the note by the path it has now. */
-function report(ctx: PipelineContext, note: string, logged: readonly Logged[]): void {
+async function report(
+  ctx: PipelineContext,
+  note: string,
+  logged: readonly Logged[],
+): Promise<void> {
   for (const { result, args } of logged) {
+    await yieldWhenSpent();
     logResult(ctx, note, result, args);
     ctx.bus.emit('tool.result', { note, callId: result.id, tool: result.name, result });
   }

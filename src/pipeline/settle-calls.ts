@@ -20,6 +20,7 @@ import type { PipelineContext } from './context.ts';
 import { makePipelineResult } from './make-result.ts';
 import { changedBasis, makePreview } from './preview.ts';
 import { replayResult } from './replay.ts';
+import { yieldAtItem, yieldWhenSpent } from '../protocol/slice.ts';
 
 /** A result and the offset of its block, for writing results in block order. */
 export interface Ordered {
@@ -101,12 +102,16 @@ export async function settleCalls(ctx: PipelineContext, work: NoteWork): Promise
     results.push({ order, result: makePipelineResult(input) });
   };
 
+  // A note may hold thousands of calls: every loop over them lets the event loop run between
+  // slices (see slice.ts).
   for (const block of parsed.invalid) {
+    await yieldWhenSpent();
     if (!parsed.results.has(block.id))
       results.push({ order: block.start.offset, result: invalidBlockResult(block) });
   }
 
   for (const found of parsed.calls) {
+    await yieldWhenSpent();
     const order = found.start.offset;
     const checked = ctx.executor.check({
       id: found.id,
@@ -222,6 +227,7 @@ export async function settleCalls(ctx: PipelineContext, work: NoteWork): Promise
 
   const pending: PendingCall[] = [];
   for (const ask of asking) {
+    await yieldWhenSpent();
     const outcome = await decideAsking(ctx, work, section, ask);
     if (outcome.kind === 'result') results.push({ order: ask.order, result: outcome.result });
     else if (outcome.kind === 'run') runnable.push(outcome.runnable);
@@ -237,29 +243,51 @@ export async function settleCalls(ctx: PipelineContext, work: NoteWork): Promise
     (synced ??= fsyncDirectory(ctx.layout.inProgress).then(() =>
       work.from === 'in_progress' ? undefined : fsyncDirectory(folderOf(ctx, work.from)),
     ));
-  const ran = await Promise.all(
-    runnable.map((r) =>
-      runOne(ctx, work, r, durable).catch((failure: unknown) => {
-        if (failure instanceof VaultIoError) {
-          deferred ??= failure;
-          return null;
-        }
-        throw failure;
-      }),
-    ),
-  );
+  // At most as many of the note's calls are handed to the executor as it runs at once: each call
+  // waiting there holds a logger, a signal and a chain of promises, and a note may hold 60,000.
+  const ran: (Ordered | null)[] = new Array<Ordered | null>(runnable.length).fill(null);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < runnable.length) {
+      const i = next++;
+      await yieldWhenSpent();
+      ran[i] = await runOne(ctx, work, runnable[i] as Runnable, durable).catch(
+        (failure: unknown) => {
+          if (failure instanceof VaultIoError) {
+            deferred ??= failure;
+            return null;
+          }
+          next = runnable.length;
+          throw failure;
+        },
+      );
+    }
+  };
+  const lanes = Math.max(1, Math.min(ctx.config.concurrency, runnable.length));
+  await Promise.all(Array.from({ length: lanes }, lane));
   for (const item of ran) if (item !== null) results.push(item);
-  const ranArguments = new Map(runnable.map((r) => [r.call.id, r.call.arguments]));
-  const sideEffects = runnable.some((r) => !r.effects.readOnly);
-  for (const r of runnable) if (r.key !== null) ledgerKeys.add(r.key);
+  const ranArguments = new Map<string, Record<string, unknown>>();
+  let sideEffects = false;
+  for (const [i, r] of runnable.entries()) {
+    await yieldAtItem(i);
+    ranArguments.set(r.call.id, r.call.arguments);
+    if (!r.effects.readOnly) sideEffects = true;
+    if (r.key !== null) ledgerKeys.add(r.key);
+  }
   // No secret of the config ever reaches a note, the log or the event stream through a result.
   for (const [i, item] of results.entries()) {
+    await yieldWhenSpent();
     const safe = ctx.redact.deep(item.result);
     if (safe !== item.result) results[i] = { order: item.order, result: safe };
   }
   // Each result names the arguments as the agent wrote them, so a call fixed later is told apart.
-  const written = new Map(parsed.calls.map((c) => [c.id, hashArguments(c.arguments)]));
+  const written = new Map<string, string>();
+  for (const c of parsed.calls) {
+    await yieldWhenSpent();
+    written.set(c.id, hashArguments(c.arguments));
+  }
   for (const [i, item] of results.entries()) {
+    await yieldWhenSpent();
     const hash = written.get(item.result.id);
     if (hash === undefined || item.result.metadata.replay !== undefined) continue;
     results[i] = {

@@ -3,9 +3,10 @@ import {
   APPROVAL_HEADING as APPROVAL_SECTION,
   type PendingCall,
 } from '../approval/index.ts';
-import type { WriteBackEdit } from '../note/index.ts';
+import type { EditedText, WriteBackEdit } from '../note/index.ts';
 import type { ParsedNote } from '../note/types.ts';
 import type { ToolResult } from '../protocol/types.ts';
+import { yieldAtItem } from '../protocol/slice.ts';
 import { lstat } from '../vault/fs-calls.ts';
 import { writeInVault } from '../vault/vault-writer.ts';
 import type { PipelineContext } from './context.ts';
@@ -53,7 +54,7 @@ export async function writeBack(
   // the write mean that text is still the file's, without reading it again. Otherwise the newer
   // text is read and edited instead.
   let current = originalText;
-  const counts = countResults(parsed, results);
+  const counts = await countResults(parsed, results);
   const edit: WriteBackEdit = {
     results,
     order: [...parsed.calls, ...parsed.invalid]
@@ -89,7 +90,7 @@ export async function writeBack(
     },
   };
   for (;;) {
-    const text = await ctx.notes.edit(current, edit);
+    const edited = await ctx.notes.edit(current, edit);
     const before = await lstat(path);
     if (before.mtimeMs !== stamp.mtimeMs || before.size !== stamp.size) {
       // Edited since we read it: edit the newer text instead.
@@ -106,29 +107,52 @@ export async function writeBack(
       continue;
     }
     const changedExternally = current !== originalText;
-    if (text === current) return { text, stamp, changedExternally };
+    if (edited.unchanged) return { text: current, stamp, changedExternally };
     // The folder's fsync makes the rename durable; without side effects a power cut that loses it
-    // only means the note's read-only calls run again, so it is skipped.
-    await writeInVault(ctx.layout.root, path, text, {
+    // only means the note's read-only calls run again, so it is skipped. A large note's edit comes
+    // back from the worker as bytes, written as they are; its text is decoded only if asked for.
+    await writeInVault(ctx.layout.root, path, edited.bytes, {
       fsyncDir: sideEffects,
       mode: before.mode & 0o7777,
     });
     // Only a note someone else changed goes another round, which needs its stamp after our write.
-    if (!changedExternally) return { text, stamp: undefined, changedExternally };
+    if (!changedExternally) return written(edited, undefined, false);
     const after = await lstat(path);
-    return { text, stamp: { mtimeMs: after.mtimeMs, size: after.size }, changedExternally };
+    return written(edited, { mtimeMs: after.mtimeMs, size: after.size }, true);
   }
 }
 
-function countResults(
+/** What was written; the text is decoded from the written bytes only if asked for. */
+function written(
+  edited: EditedText,
+  stamp: NoteStamp | undefined,
+  changedExternally: boolean,
+): WrittenNote {
+  return {
+    get text() {
+      return edited.text;
+    },
+    stamp,
+    changedExternally,
+  };
+}
+
+async function countResults(
   parsed: ParsedNote,
   results: readonly ToolResult[],
-): { errors: number; rejected: number } {
+): Promise<{ errors: number; rejected: number }> {
   let errors = 0;
   let rejected = 0;
+  let i = 0;
   const statuses = new Map<string, string>();
-  for (const [id, found] of parsed.results) statuses.set(id, found.status);
-  for (const result of results) statuses.set(result.id, result.status);
+  for (const [id, found] of parsed.results) {
+    await yieldAtItem(i++);
+    statuses.set(id, found.status);
+  }
+  for (const result of results) {
+    await yieldAtItem(i++);
+    statuses.set(result.id, result.status);
+  }
   for (const status of statuses.values()) {
     if (status === 'rejected') rejected++;
     else if (status !== 'success') errors++;
@@ -137,13 +161,13 @@ function countResults(
 }
 
 /** The folder a processed note goes to, from its results and the calls still waiting. */
-export function chooseTarget(
+export async function chooseTarget(
   parsed: ParsedNote,
   results: readonly ToolResult[],
   pending: readonly PendingCall[],
-): 'done' | 'failed' | 'pending' | 'rejected' {
+): Promise<'done' | 'failed' | 'pending' | 'rejected'> {
   if (pending.length > 0) return 'pending';
-  const counts = countResults(parsed, results);
+  const counts = await countResults(parsed, results);
   if (counts.rejected > 0 && counts.errors === 0) return 'rejected';
   if (counts.errors > 0 || counts.rejected > 0) return 'failed';
   return 'done';

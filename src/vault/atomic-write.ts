@@ -34,13 +34,13 @@ const UMASK = ((): number | undefined => {
  * fsyncs it, renames it over `path` and fsyncs the folder. An existing file keeps its permission
  * bits. The temp file is removed when anything fails.
  * @param path absolute path of the file to write.
- * @param data the full new content, written as UTF-8.
+ * @param data the full new content: a text, written as UTF-8, or its UTF-8 bytes.
  * @param options `fsyncDir` (default true).
  * @throws VaultIoError on any failure; `path` is then unchanged.
  */
 export async function writeFileAtomic(
   path: string,
-  data: string,
+  data: string | Uint8Array,
   options: WriteFileAtomicOptions = {},
 ): Promise<void> {
   const dir = dirname(path);
@@ -59,7 +59,11 @@ export async function writeFileAtomic(
   try {
     // The mode given to open() is filtered by the umask; the note's own bits must survive.
     const chmod = mode !== undefined && (UMASK === undefined || (mode & (UMASK | 0o7000)) !== 0);
-    await writeNewFile(temp, Buffer.from(data, 'utf8'), { mode: mode ?? 0o666, chmod });
+    const bytes =
+      typeof data === 'string'
+        ? Buffer.from(data, 'utf8')
+        : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+    await writeNewFile(temp, bytes, { mode: mode ?? 0o666, chmod });
   } catch (error) {
     throw toVaultIoError('write', path, error);
   }

@@ -22,7 +22,7 @@ const roots = new Map<string, Promise<string>>();
 export async function writeInVault(
   root: string,
   path: string,
-  data: string,
+  data: string | Uint8Array,
   options: WriteFileAtomicOptions = {},
 ): Promise<void> {
   await assertInsideVault(root, dirname(path));

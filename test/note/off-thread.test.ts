@@ -1,6 +1,35 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { NoteTooComplexError, NoteWorker, parseNote } from '../../src/note/index.ts';
+import {
+  applyWriteBack,
+  NoteTooComplexError,
+  NoteWorker,
+  parseNote,
+} from '../../src/note/index.ts';
+import type { ToolResult } from '../../src/protocol/types.ts';
+
+function callText(name: string, parameters: Record<string, unknown>): string {
+  return '```json\n' + JSON.stringify({ tool_call: { name, parameters } }) + '\n```\n';
+}
+
+function successResult(id: string, name: string, content: string): ToolResult {
+  return {
+    id,
+    name,
+    success: true,
+    status: 'success',
+    content,
+    error: null,
+    metadata: {
+      execution_time_ms: 1,
+      safety_level: 'safe',
+      approved_by: 'auto',
+      attempts: 1,
+      cached: false,
+      finished_at: '2026-11-27T10:00:00.000Z',
+    },
+  } as ToolResult;
+}
 
 const call = '```json\n{"tool_call": {"name": "search_web", "parameters": {"query": "x"}}}\n```\n';
 
@@ -21,8 +50,59 @@ describe('NoteWorker: large notes off the main thread', () => {
   it('applies a write-back in the worker', async () => {
     const text = `---\ntitle: big\n---\n${'line\n'.repeat(500)}${call}`;
     const out = await worker.edit(text, { results: [], frontMatter: { status: 'done' } });
-    assert.ok(out.startsWith('---\ntitle: big\nstatus: done\n---\n'));
-    assert.ok(out.endsWith(call));
+    assert.ok(out.text.startsWith('---\ntitle: big\nstatus: done\n---\n'));
+    assert.ok(out.text.endsWith(call));
+  });
+
+  it('gives a parse of thousands of calls, results and bad blocks as parseNote does', async () => {
+    // Past 2,000 items the lists cross as lines of JSON, read a few at a time.
+    const blocks: string[] = [];
+    for (let n = 0; n < 1_500; n++) {
+      blocks.push(
+        '```json\n' +
+          JSON.stringify({
+            tool_call: {
+              name: 'search_web',
+              parameters: { query: `q ${n} ünï 🎉`, ['__proto__']: { n }, list: [n, 1.5, null] },
+            },
+          }) +
+          '\n```\n',
+      );
+      if (n % 3 === 0) blocks.push('```json\n{"tool_call": {"name": "x", broken\n```\n');
+      if (n % 5 === 0)
+        blocks.push(
+          '```json\n' +
+            JSON.stringify({
+              tool_result: { id: `call_${n}`, name: 'search_web', status: 'success' },
+            }) +
+            '\n```\n',
+        );
+    }
+    const text = `---\ntitle: many\n---\n${blocks.join('\n')}`;
+    const parsed = await worker.parse(text);
+    const inline = parseNote(text);
+    assert.ok(parsed.calls.length + parsed.invalid.length + parsed.results.size > 2_000);
+    assert.deepEqual(parsed, inline);
+    const args = parsed.calls[7]?.arguments as Record<string, unknown>;
+    assert.ok(Object.hasOwn(args, '__proto__'), '__proto__ stays a plain key');
+    assert.equal(Object.getPrototypeOf(args), Object.prototype);
+  });
+
+  it('applies a write-back of thousands of results as applyWriteBack does', async () => {
+    const calls = Array.from({ length: 2_500 }, (_, n) =>
+      callText('search_web', { query: `q${n}` }),
+    );
+    const text = `---\ntitle: many\n---\n${calls.join('\n')}`;
+    const parsed = parseNote(text);
+    const results = parsed.calls.map((c) => successResult(c.id, c.name, `answer ${c.id} ✓`));
+    const edit = { results, order: parsed.calls.map((c) => c.id), frontMatter: { status: 'done' } };
+    const out = await worker.edit(text, edit);
+    assert.equal(out.unchanged, false);
+    assert.equal(out.text, applyWriteBack(text, edit));
+    assert.equal(Buffer.from(out.bytes).toString('utf8'), out.text);
+    const same = await worker.edit(text, { results: [], frontMatter: { title: 'many' } });
+    assert.equal(same.unchanged, true);
+    assert.equal(same.text, text);
   });
 
   it('handles small notes in the calling thread', async () => {

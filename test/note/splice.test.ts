@@ -7,6 +7,8 @@ import {
   renderResult,
   replaceSection,
 } from '../../src/note/index.ts';
+import type { ToolResult } from '../../src/protocol/types.ts';
+import { seededInts } from '../helpers/random.ts';
 import { readNote, toCrlf } from './fixtures.ts';
 import { makeFailure, makeResult } from './results.ts';
 
@@ -172,4 +174,55 @@ test('a result that comes later still goes in block order among the results alre
     /\[!success\] search\\_web · a[^]*"id": "a"[^]*\[!success\] search\\_web · b/,
   );
   assert.equal(parseNote(second).results.size, 3);
+});
+
+/**
+ * The placement appendResults had before it was made linear (a scan per result, a slice of the
+ * whole text per edit), kept as the definition the faster code must match.
+ */
+function placeByScan(text: string, results: ToolResult[], order: string[]): string {
+  const ids = [...text.matchAll(/"id": "([a-z0-9_]+)"/g)].map((m) => m[1] as string);
+  const rank = new Map(order.map((id, i) => [id, i]));
+  const byId = new Map(results.map((r) => [r.id, r]));
+  const out: string[] = [];
+  const replaced = new Set<string>();
+  const seen = new Set<string>();
+  for (const id of ids) {
+    for (const r of byId.values()) {
+      if (replaced.has(r.id) || seen.has(r.id) || ids.includes(r.id)) continue;
+      const mine = rank.get(r.id);
+      const next = mine === undefined ? undefined : ids.find((e) => (rank.get(e) ?? -1) > mine);
+      if (next === id) {
+        out.push(r.id);
+        seen.add(r.id);
+      }
+    }
+    if (byId.has(id) && !replaced.has(id)) replaced.add(id);
+    out.push(id);
+  }
+  for (const r of byId.values()) if (!seen.has(r.id) && !ids.includes(r.id)) out.push(r.id);
+  return out.join(' ');
+}
+
+test('results go where a scan would put them, in notes of many results (random)', () => {
+  const random = seededInts(20261127);
+  for (let round = 0; round < 200; round++) {
+    const calls = Array.from({ length: 1 + random(30) }, (_, i) => `c${i}`);
+    const shuffled = [...calls].sort(() => random(3) - 1);
+    const firstIds = shuffled.filter(() => random(2) === 0);
+    const first = appendResults(
+      '# Note\n',
+      firstIds.map((id) => makeResult({ id, content: `old ${id}` })),
+      calls,
+    );
+    const laterIds = [...calls, 'stray'].filter(() => random(2) === 0).sort(() => random(3) - 1);
+    const later = laterIds.map((id) => makeResult({ id, content: `new ${id}` }));
+    const second = appendResults(first, later, calls);
+    const got = [...second.matchAll(/"id": "([a-z0-9_]+)"/g)].map((m) => m[1]).join(' ');
+    assert.equal(got, placeByScan(first, later, calls), `round ${round}`);
+    for (const id of laterIds) assert.ok(second.includes(`"content": "new ${id}"`), id);
+    for (const id of firstIds.filter((i) => !laterIds.includes(i)))
+      assert.ok(second.includes(`"content": "old ${id}"`), id);
+    assert.equal(parseNote(second).results.size, new Set([...firstIds, ...laterIds]).size);
+  }
 });

@@ -95,7 +95,7 @@ export async function checkNote(
       d.callId === undefined ? {} : { callId: d.callId },
     );
   }
-  findings.push(...nearMisses(read.text, file));
+  for (const finding of nearMisses(read.text, file)) findings.push(finding);
 
   const unsupported = parsed.diagnostics.find((d) => d.code === 'UNSUPPORTED_FRONT_MATTER');
   const allowed = readAllowedTools(parsed.data['allowed_tools']);
@@ -343,7 +343,7 @@ export async function runCheck(
           });
         }
       }
-      findings.push(...(await checkNote(note, file, context)));
+      for (const finding of await checkNote(note, file, context)) findings.push(finding);
     }
   } finally {
     for (const { session } of sessions.values()) await session.stop().catch(() => undefined);
