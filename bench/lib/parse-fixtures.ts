@@ -107,6 +107,27 @@ export function callsNote(bytes: number): string {
 }
 
 /**
+ * `count` calls of `bench_echo` in about `bytes` bytes, each text padded to share the size out: a
+ * note of as many calls as `max_calls_per_note` allows, for the daemon (every call runs and gets
+ * a result).
+ * @param bytes the wanted size.
+ * @param count how many calls.
+ */
+export function manyCallsNote(bytes: number, count: number): string {
+  const frame =
+    '```json\n{"tool_call": {"name": "bench_echo", "parameters": {"text": ""}}}\n```\n\n';
+  const pad = Math.max(0, Math.floor(bytes / count) - frame.length - 6);
+  const parts: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const text = `c${i} ${'x'.repeat(pad)}`;
+    parts.push(
+      `\`\`\`json\n{"tool_call": {"name": "bench_echo", "parameters": {"text": "${text}"}}}\n\`\`\`\n\n`,
+    );
+  }
+  return parts.join('');
+}
+
+/**
  * One paragraph under quotes `depth` deep whose lines after the first are lazy (no `>`), then a
  * call at the same depth: every quote of the nest spans every lazy line, the shape that made
  * markdown-it's block parse (and a parser built on its rules) read each line once per quote.

@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { BenchContext } from '../lib/context.ts';
 import { spawnDaemon } from '../lib/daemon-process.ts';
-import { listsNote, quotesNote } from '../lib/parse-fixtures.ts';
+import { listsNote, manyCallsNote, quotesNote } from '../lib/parse-fixtures.ts';
 import { readRssMb } from '../lib/proc.ts';
 import type { Figure } from '../lib/report.ts';
 import { makeBenchVault } from '../lib/temp-vault.ts';
@@ -39,7 +39,8 @@ function probe(port: number): Promise<number> {
 }
 
 /**
- * One large note at a time through the real daemon (1 MB of nested lists, 1 MB of deep quotes):
+ * One large note at a time through the real daemon (1 MB of nested lists, 1 MB of deep quotes, and
+ * 1 MB of 10,000 calls, the most `max_calls_per_note` allows by default):
  * the longest the daemon's main thread was blocked while it processed the note, seen from outside
  * as the slowest answer to `GET /health` polled back to back (an answer waits for the main
  * thread), and the RSS it added (VmRSS sampled every 20 ms, less the RSS before the drop).
@@ -50,6 +51,8 @@ export async function runBigNote(_ctx: BenchContext): Promise<Figure[]> {
   for (const [shape, text] of [
     ['nested lists', listsNote(MB, 40)],
     ['deep quotes', quotesNote(MB, 8)],
+    // As many calls as max_calls_per_note allows by default, each run and answered.
+    ['10,000 calls', manyCallsNote(MB, 10_000)],
   ] as const) {
     const port = await freePort();
     const vault = await makeBenchVault(
@@ -102,8 +105,9 @@ export async function runBigNote(_ctx: BenchContext): Promise<Figure[]> {
           name: `1 MB of ${shape}: RSS added`,
           value: rssMax - rssBefore,
           unit: 'MB',
-          target: '≤ 64 MB',
-          met: rssMax - rssBefore <= 64,
+          // The target is the issue's, for a note of lists; a note of calls also holds every
+          // result, record and log line until it is written back.
+          ...(shape === '10,000 calls' ? {} : { target: '≤ 64 MB', met: rssMax - rssBefore <= 64 }),
           note: `VmRSS ${rssBefore.toFixed(0)} MB before, ${rssMax.toFixed(0)} MB at most`,
         },
       );

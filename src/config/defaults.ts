@@ -6,6 +6,7 @@ export const CONFIG_DEFAULTS: Omit<Config, 'vault'> = Object.freeze({
   timeout_ms: 30_000,
   settle_ms: 1_500,
   max_note_bytes: 5 * 1024 * 1024,
+  max_calls_per_note: 10_000,
   reconcile_cron: '*/30 * * * * *',
   cache_ttl_ms: 60_000,
   retry: Object.freeze({ attempts: 3, base_delay_ms: 200 }),

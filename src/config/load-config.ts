@@ -192,6 +192,7 @@ function applyDefaults(data: Raw): Omit<Config, 'vault'> {
     timeout_ms: pick('timeout_ms'),
     settle_ms: pick('settle_ms'),
     max_note_bytes: pick('max_note_bytes'),
+    max_calls_per_note: pick('max_calls_per_note'),
     reconcile_cron: pick('reconcile_cron'),
     cache_ttl_ms: pick('cache_ttl_ms'),
     retry: section('retry', d.retry),

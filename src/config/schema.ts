@@ -21,6 +21,7 @@ export const CONFIG_SCHEMA: JsonSchema = section({
   timeout_ms: positiveInteger,
   settle_ms: nonNegativeInteger,
   max_note_bytes: positiveInteger,
+  max_calls_per_note: positiveInteger,
   reconcile_cron: cronExpression,
   cache_ttl_ms: nonNegativeInteger,
   retry: section({

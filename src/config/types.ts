@@ -26,6 +26,11 @@ export interface Config {
   readonly settle_ms: number;
   /** Notes larger than this get a NOTE_TOO_LARGE error instead of a parse. */
   readonly max_note_bytes: number;
+  /**
+   * A note with more `tool_call` blocks than this waiting for a result gets a NOTE_TOO_LARGE error
+   * and runs nothing: each call's result and records cost memory and note text.
+   */
+  readonly max_calls_per_note: number;
   /** node-cron expression (seconds field allowed) of the reconcile scan. */
   readonly reconcile_cron: string;
   readonly cache_ttl_ms: number;

@@ -238,6 +238,17 @@ async function workClaimed(
     }
     const parsed = await parseOrFail(ctx, path, read.text, false);
     if (parsed === null) return;
+    // A note resumed from In_Progress/ was claimed under the cap: what it started is finished.
+    const waiting = from === 'in_progress' ? 0 : waitingBlocks(parsed);
+    if (waiting > ctx.config.max_calls_per_note) {
+      await failClaimed(
+        ctx,
+        path,
+        new Error(tooManyCallsMessage(waiting, ctx.config.max_calls_per_note)),
+        'NOTE_TOO_LARGE',
+      );
+      return;
+    }
     const name = readClaimedName(basename(path)).original;
     await work(
       ctx,
@@ -297,6 +308,27 @@ async function parseOrFail(
     }
     return null;
   }
+}
+
+/**
+ * The `tool_call` blocks of a note that have no result yet (calls and blocks that could not be
+ * read as calls): what processing the note would run or answer.
+ * @param parsed the parsed note.
+ */
+export function waitingBlocks(parsed: ParsedNote): number {
+  let count = 0;
+  for (const c of parsed.calls) if (!parsed.results.has(c.id)) count++;
+  for (const b of parsed.invalid) if (!parsed.results.has(b.id)) count++;
+  return count;
+}
+
+/**
+ * The error for a note over `max_calls_per_note`.
+ * @param count the blocks waiting for a result.
+ * @param cap the configured cap.
+ */
+export function tooManyCallsMessage(count: number, cap: number): string {
+  return `the note holds ${count} tool_call blocks without a result, over the cap of ${cap} (config max_calls_per_note); nothing was run. Split the calls over several notes`;
 }
 
 /**

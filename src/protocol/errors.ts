@@ -21,7 +21,7 @@ export const ERROR_CODES = {
   },
   NOTE_TOO_LARGE: {
     recoverable: false,
-    summary: 'the note is larger than the configured size cap',
+    summary: 'the note is over a configured cap: its size, or its number of calls',
   },
   NOTE_TOO_COMPLEX: {
     recoverable: false,

@@ -117,6 +117,29 @@ describe('vaultd check, the agents’ linter', () => {
     assert.match(viaFlag.stdout, /PERMISSION_DENIED .*deny rule "send_notification"/);
   });
 
+  it('a note of more calls than max_calls_per_note is one NOTE_TOO_LARGE error', async () => {
+    const path = join(vault.root, 'many.md');
+    const query = (n: number): string => callBlock('search_web', { query: `q${n}` });
+    await writeFile(path, note('M', query(1), query(2), query(3)));
+    const capped = join(outside, 'capped.yaml');
+    await writeFile(capped, `vault: ${vault.root}\nmax_calls_per_note: 2\n`);
+    const res = await runCli(['check', '--config', capped, path]);
+    assert.equal(res.code, 1, res.stdout + res.stderr);
+    const lines = findings(res.stdout);
+    assert.deepEqual(
+      lines.map((l) => [l.line, l.severity, l.code]),
+      [[1, 'error', 'NOTE_TOO_LARGE']],
+    );
+    assert.match(
+      lines[0]?.message ?? '',
+      /3 tool_call blocks .* cap of 2 \(config max_calls_per_note\)/,
+    );
+    await writeFile(capped, `vault: ${vault.root}\nmax_calls_per_note: 3\n`);
+    const ok = await runCli(['check', '--config', capped, path]);
+    assert.equal(ok.code, 0, ok.stdout);
+    assert.equal(findings(ok.stdout).filter((l) => l.code === 'WOULD_RUN').length, 3);
+  });
+
   it('without any config: the built-in tools, no policy, and one NO_CONFIG warning', async () => {
     const dir = join(outside, 'loose-notes');
     await mkdir(dir);

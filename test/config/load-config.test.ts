@@ -57,6 +57,7 @@ describe('loadConfig defaults', () => {
         timeout_ms: 30000,
         settle_ms: 1500,
         max_note_bytes: 5 * 1024 * 1024,
+        max_calls_per_note: 10_000,
         reconcile_cron: '*/30 * * * * *',
         cache_ttl_ms: 60000,
         retry: { attempts: 3, base_delay_ms: 200 },

@@ -20,7 +20,7 @@ describe('vaultd run with hostile input: clear errors, nothing lost, daemon stay
 
   before(async () => {
     ({ vault, daemon, sideLog } = await startPluginDaemon(
-      'settle_ms: 300\nmax_note_bytes: 4096\n',
+      'settle_ms: 300\nmax_note_bytes: 4096\nmax_calls_per_note: 5\n',
     ));
   });
 
@@ -63,6 +63,32 @@ describe('vaultd run with hostile input: clear errors, nothing lost, daemon stay
     assert.equal(result?.error?.code, 'NOTE_TOO_LARGE');
     assert.match(result?.error?.message ?? '', /max_note_bytes/);
     assert.equal(existsSync(sideLog) && (await readFile(sideLog, 'utf8')).includes('big'), false);
+  });
+
+  it('gives a note of more calls than max_calls_per_note a NOTE_TOO_LARGE result and runs none', async () => {
+    // A 5 MB note of short blocks holds 180,000: each result, log line and record costs memory, and
+    // the results alone would make a note of 200 MB.
+    const blocks = [
+      ...Array.from({ length: 4 }, (_, i) => callBlock('side_effect', { label: `many ${i}` })),
+      '```json\n{"tool_call": 1}\n```',
+      '```json\n{"tool_call": {"name": "nope"}}\n```',
+    ];
+    const text = note('Many', ...blocks);
+    await vault.drop('many.md', text);
+    await inFolder('many.md', 'Failed');
+    const failed = await readFile(join(vault.root, 'Failed', 'many.md'), 'utf8');
+    assert.ok(failed.startsWith(text), 'the original text is kept as it was');
+    const results = resultsOf(failed);
+    assert.equal(results.length, 1);
+    assert.equal(results[0]?.error?.code, 'NOTE_TOO_LARGE');
+    assert.match(results[0]?.error?.message ?? '', /6 tool_call blocks .*max_calls_per_note/);
+    assert.equal(existsSync(sideLog) && (await readFile(sideLog, 'utf8')).includes('many'), false);
+    // At the cap it runs, counting only the blocks that have no result yet.
+    const five = note('Five', ...blocks.slice(1));
+    await vault.drop('five.md', five);
+    await inFolder('five.md', 'Failed');
+    const log = await readFile(sideLog, 'utf8');
+    assert.equal(log.match(/start many [123]/g)?.length, 3);
   });
 
   it('leaves a large note without tool_call alone', async () => {

@@ -5,6 +5,8 @@ import { ApprovalGate, readAllowedTools } from '../../approval/index.ts';
 import { Executor } from '../../execute/index.ts';
 import { parseNote } from '../../note/index.ts';
 import { findOwnedRanges, readStructure } from '../../note/markdown.ts';
+import { CONFIG_DEFAULTS } from '../../config/defaults.ts';
+import { tooManyCallsMessage, waitingBlocks } from '../../pipeline/process-note.ts';
 import { mayRunAgain } from '../../pipeline/settle-calls.ts';
 import { readNote } from '../../pipeline/read-note.ts';
 import { effectsOf } from '../../protocol/effects.ts';
@@ -32,9 +34,9 @@ export interface CheckContext {
   readonly executor: Executor;
   readonly gate: ApprovalGate;
   readonly maxBytes: number;
+  readonly maxCalls: number;
 }
 
-const DEFAULT_MAX_BYTES = 5 * 1024 * 1024;
 // Info strings an agent may write for a call that vaultd never reads as one.
 const NEAR_MISS_INFO = new Set(['toolcall', 'tool-call', 'tool_call', 'jsonc', 'json5', 'jsonl']);
 
@@ -78,6 +80,11 @@ export async function checkNote(
     return findings;
   }
   const parsed = parseNote(read.text);
+  const waiting = waitingBlocks(parsed);
+  if (waiting > context.maxCalls) {
+    at(1, 1, 'error', 'NOTE_TOO_LARGE', tooManyCallsMessage(waiting, context.maxCalls));
+    return findings;
+  }
   // A broken front-matter is one problem for the agent, however many errors YAML finds in it.
   const yamlErrors = parsed.diagnostics.filter((d) => d.code === 'invalid-front-matter');
   for (const d of parsed.diagnostics) {
@@ -315,7 +322,15 @@ export async function runCheck(
           );
           const session = await startPackSession(setup);
           const { executor, gate } = session.checker();
-          entry = { session, context: { executor, gate, maxBytes: setup.config.max_note_bytes } };
+          entry = {
+            session,
+            context: {
+              executor,
+              gate,
+              maxBytes: setup.config.max_note_bytes,
+              maxCalls: setup.config.max_calls_per_note,
+            },
+          };
           sessions.set(key, entry);
         }
         context = entry.context;
@@ -326,7 +341,8 @@ export async function runCheck(
           builtin = {
             executor: new Executor(registry, { gate }),
             gate,
-            maxBytes: DEFAULT_MAX_BYTES,
+            maxBytes: CONFIG_DEFAULTS.max_note_bytes,
+            maxCalls: CONFIG_DEFAULTS.max_calls_per_note,
           };
         }
         context = builtin;
