@@ -431,6 +431,7 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
     executor,
     logger,
     queueDepth: () => queue.depth,
+    readSection: (text) => notes.approval(text),
     isReady: () => ready,
     isWatching: () => watcher !== undefined && ready,
     conditions: () => conditions.list(),

@@ -60,6 +60,7 @@ export {
   parseApprovalSection,
   readApprovalSection,
   renderApprovalSection,
+  renderApprovalSectionSliced,
   type ApprovalSectionOptions,
   type ApprovalSectionRead,
   type DecisionKind,

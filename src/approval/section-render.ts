@@ -26,16 +26,41 @@ export function renderApprovalSection(
   pending: readonly PendingCall[],
   options: ApprovalSectionOptions = {},
 ): string {
+  const out = sectionHead(pending, options);
+  for (const call of pending) out.push('', ...renderCall(call, options));
+  return `${out.join('\n')}\n`;
+}
+
+/**
+ * {@link renderApprovalSection}, letting the event loop run between calls: a note may wait on
+ * thousands of them (10,000 took 60 ms in one piece).
+ * @param pending the calls waiting, in block order.
+ * @param options as for {@link renderApprovalSection}.
+ * @param pause called before each call; rendering waits for the promise it returns, if any.
+ */
+export async function renderApprovalSectionSliced(
+  pending: readonly PendingCall[],
+  options: ApprovalSectionOptions,
+  pause: () => Promise<void> | undefined,
+): Promise<string> {
+  const out = sectionHead(pending, options);
+  for (const call of pending) {
+    await pause();
+    out.push('');
+    for (const line of renderCall(call, options)) out.push(line);
+  }
+  return `${out.join('\n')}\n`;
+}
+
+function sectionHead(pending: readonly PendingCall[], options: ApprovalSectionOptions): string[] {
   const approved = inlineCode(`${options.approvedFolder ?? 'Approved'}/`);
   const rejected = inlineCode(`${options.rejectedFolder ?? 'Rejected'}/`);
   const count = pending.length === 1 ? '1 call below waits' : `${pending.length} calls below wait`;
-  const out = [
+  return [
     '> [!question] vaultd needs a decision',
     `> ${count} for you. Under each call tick **approve**, **reject** or **always allow**; or move this note to ${approved} to approve every call, or to ${rejected} to reject every call.`,
     '> To change what a call does, edit the parameters in its json block, then tick approve. To tell the agent why you reject a call, write it after "Reason:".',
   ];
-  for (const call of pending) out.push('', ...renderCall(call, options));
-  return `${out.join('\n')}\n`;
 }
 
 function renderCall(call: PendingCall, options: ApprovalSectionOptions): string[] {

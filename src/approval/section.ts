@@ -1,4 +1,8 @@
-export { renderApprovalSection, type ApprovalSectionOptions } from './section-render.ts';
+export {
+  renderApprovalSection,
+  renderApprovalSectionSliced,
+  type ApprovalSectionOptions,
+} from './section-render.ts';
 export { parseApprovalSection, readApprovalSection } from './section-parse.ts';
 export {
   APPROVAL_HEADING,

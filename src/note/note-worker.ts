@@ -1,6 +1,7 @@
 // Entry of the worker thread that parses and edits large notes (see off-thread.ts).
 import { parentPort } from 'node:worker_threads';
 import type { ToolResult } from '../protocol/types.ts';
+import { readApprovalSection } from '../approval/section-parse.ts';
 import { parseNote } from './find-calls.ts';
 import { packEdit, splitParse, type ParsePart } from './transfer.ts';
 import type { ParsedNote } from './types.ts';
@@ -54,6 +55,8 @@ parentPort?.on('message', (message: Message) => {
         outgoing.set(message.id, split);
         sendNext(message.id);
       }
+    } else if (job.op === 'approval') {
+      parentPort?.postMessage({ id: message.id, ok: true, value: readApprovalSection(job.text) });
     } else {
       const packed = packEdit(job.text, applyWriteBack(job.text, job.edit));
       parentPort?.postMessage({ id: message.id, ok: true, value: packed }, [

@@ -1,4 +1,6 @@
 import { Worker } from 'node:worker_threads';
+import { readApprovalSection } from '../approval/section-parse.ts';
+import type { ApprovalSectionRead } from '../approval/section-types.ts';
 import { parseNote } from './find-calls.ts';
 import { EditedText, ParseAssembler, type PackEdit, type ParsePart } from './transfer.ts';
 import { applyWriteBack, type NoteJob, type WriteBackEdit } from './worker-ops.ts';
@@ -73,6 +75,7 @@ export class NoteWorker {
   #nextId = 0;
   // Recent parses: about as many notes as run at once (40), and one large note.
   readonly #recent = new RecentTexts<ParsedNote>(64, 8 * 1024 * 1024);
+  readonly #sections = new RecentTexts<ApprovalSectionRead>(64, 8 * 1024 * 1024);
   readonly #pending = new Map<number, Pending>();
 
   /** @param options thresholds and deadline. */
@@ -99,6 +102,25 @@ export class NoteWorker {
   }
 
   /**
+   * Read a note's Approval section (see `readApprovalSection`), a large note's in the worker: a
+   * note of thousands of pending calls took 280 ms of the main thread, each time the note was
+   * looked at (when it arrived in a decision folder, at each reconcile scan, at each refresh of the
+   * Dashboard). The last reads are kept: the same text is not read twice.
+   * @param text the note.
+   * @throws NoteTooComplexError past the deadline.
+   */
+  async approval(text: string): Promise<ApprovalSectionRead> {
+    const recent = this.#sections.get(text);
+    if (recent !== undefined) return recent;
+    const read =
+      text.length <= this.#inlineChars || !/approval/i.test(text)
+        ? readApprovalSection(text)
+        : ((await this.#post({ op: 'approval', text })) as ApprovalSectionRead);
+    this.#sections.set(text, read);
+    return read;
+  }
+
+  /**
    * Apply a write-back to a note (see `applyWriteBack`).
    * @param text the note as it is on disk now.
    * @param edit results, section and front-matter keys.
@@ -116,6 +138,7 @@ export class NoteWorker {
   /** Stop the worker thread, if one runs. */
   async close(): Promise<void> {
     this.#recent.clear();
+    this.#sections.clear();
     const current = this.#worker;
     this.#worker = undefined;
     await current?.worker.terminate();

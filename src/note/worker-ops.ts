@@ -15,7 +15,8 @@ export interface WriteBackEdit {
 /** A job for the note worker. */
 export type NoteJob =
   | { readonly op: 'parse'; readonly text: string }
-  | { readonly op: 'edit'; readonly text: string; readonly edit: WriteBackEdit };
+  | { readonly op: 'edit'; readonly text: string; readonly edit: WriteBackEdit }
+  | { readonly op: 'approval'; readonly text: string };
 
 /**
  * Apply a write-back to a note's text: results, then the section, then the front-matter keys.

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { ApprovalSectionRead } from '../approval/index.ts';
 import type { Config } from '../config/types.ts';
 import type { Executor } from '../execute/index.ts';
 import type { VaultLayout } from '../vault/index.ts';
@@ -24,6 +25,8 @@ export interface MonitorOptions {
   readonly executor: Executor;
   readonly logger: Logger;
   queueDepth(): number;
+  /** Reads a pending note's Approval section for the Dashboard (see `takeVaultSnapshot`). */
+  readSection?(text: string): Promise<ApprovalSectionRead>;
   isReady(): boolean;
   isWatching(): boolean;
   /** Infrastructure conditions the daemon works around; /health is 503 while any holds. */
@@ -100,7 +103,7 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
         // of CPU).
         if (!(await archivesLookLarge(layout))) {
           archives = undefined;
-          snapshot = await takeVaultSnapshot(layout);
+          snapshot = await takeVaultSnapshot(layout, undefined, options.readSection);
         } else {
           let recount = archives === undefined || Date.now() - lastArchiveCount >= IDLE_REFRESH_MS;
           if (archives === undefined && Date.now() - startedAt < FIRST_ARCHIVE_COUNT_DELAY_MS) {
@@ -113,7 +116,11 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
               firstCount.unref();
             }
           }
-          snapshot = await takeVaultSnapshot(layout, recount ? undefined : (archives ?? 'skip'));
+          snapshot = await takeVaultSnapshot(
+            layout,
+            recount ? undefined : (archives ?? 'skip'),
+            options.readSection,
+          );
           if (recount) {
             archives = Object.fromEntries(ARCHIVE_STATES.map((s) => [s, snapshot.notes[s] ?? 0]));
             lastArchiveCount = Date.now();

@@ -1,6 +1,6 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { readApprovalSection } from '../approval/index.ts';
+import { readApprovalSection, type ApprovalSectionRead } from '../approval/index.ts';
 import type { VaultLayout } from '../vault/index.ts';
 import { isNoteFile } from '../vault/note-files.ts';
 import { listNotes } from '../vault/scan.ts';
@@ -25,10 +25,13 @@ export const ARCHIVE_STATES: readonly string[] = ['done', 'failed', 'rejected'];
  * @param layout the vault's folders.
  * @param archives counts of archive folders the caller keeps up itself (others are counted), or
  *   `skip` to leave the archives out.
+ * @param readSection reads a pending note's Approval section (the daemon's note worker, which
+ *   reads a large note off the main thread and keeps recent reads); in this thread by default.
  */
 export async function takeVaultSnapshot(
   layout: VaultLayout,
   archives?: Readonly<Record<string, number>> | 'skip',
+  readSection?: (text: string) => Promise<ApprovalSectionRead>,
 ): Promise<VaultSnapshot> {
   const folders: Record<string, string> = {
     inbox: layout.inbox,
@@ -51,7 +54,8 @@ export async function takeVaultSnapshot(
   }[] = [];
   for (const path of await listNotes(layout.pending)) {
     const text = await readFile(path, 'utf8').catch(() => '');
-    const calls = [...readApprovalSection(text).decisions.values()].map((d) => ({
+    const section = readSection === undefined ? readApprovalSection(text) : await readSection(text);
+    const calls = [...section.decisions.values()].map((d) => ({
       id: d.id,
       tool: d.name ?? '?',
       requested_at: d.requestedAt,

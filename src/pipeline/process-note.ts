@@ -1,5 +1,4 @@
 import { basename, dirname } from 'node:path';
-import { readApprovalSection } from '../approval/index.ts';
 import { mightHaveToolCall, NoteTooComplexError } from '../note/index.ts';
 import type { ParsedNote } from '../note/types.ts';
 import type { ToolResult } from '../protocol/types.ts';
@@ -103,7 +102,7 @@ async function lookAtRead(
     return claimAndWork(ctx, path, 'inbox', read);
   }
   // A decision folder: only notes with a decision to apply are vaultd's business now.
-  if (!hasDecisionToApply(ctx, read.text, kind)) return;
+  if (!(await hasDecisionToApply(ctx, read.text, kind))) return;
   return claimAndWork(ctx, path, kind, read);
 }
 
@@ -111,12 +110,12 @@ async function lookAtRead(
  * Whether a note in a decision folder has something for vaultd to do: it was moved to decide, a
  * box is ticked, or a request it names was decided through the CLI or HTTP, or expired.
  */
-function hasDecisionToApply(
+async function hasDecisionToApply(
   ctx: PipelineContext,
   text: string,
   kind: 'pending' | 'approved' | 'rejected',
-): boolean {
-  const section = readApprovalSection(text);
+): Promise<boolean> {
+  const section = await ctx.notes.approval(text);
   if (!section.found) return false;
   if (kind !== 'pending') return true;
   const requests = ctx.gate.requests;
@@ -155,7 +154,7 @@ async function claimAndWork(
 async function bindRequests(ctx: PipelineContext, text: string, claimed: string): Promise<void> {
   const requests = ctx.gate.requests;
   if (requests === undefined) return;
-  for (const decision of readApprovalSection(text).decisions.values()) {
+  for (const decision of (await ctx.notes.approval(text)).decisions.values()) {
     const request = decision.nonce === null ? undefined : requests.get(decision.nonce);
     if (request === undefined || request.callId !== decision.id) continue;
     if (request.state !== 'consumed' && request.state !== 'superseded')

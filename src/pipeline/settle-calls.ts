@@ -1,7 +1,6 @@
 import {
   EXPIRED_REASON,
   readAllowedTools,
-  readApprovalSection,
   rejectionMessage,
   type ApprovalRequest,
   type ApprovalSectionRead,
@@ -96,7 +95,7 @@ export async function settleCalls(ctx: PipelineContext, work: NoteWork): Promise
   const runnable: Runnable[] = [];
   const asking: Asking[] = [];
   const ledgerKeys = new Set<string>();
-  const section = readApprovalSection(work.text);
+  const section = await ctx.notes.approval(work.text);
   const allowed = readAllowedTools(parsed.data['allowed_tools']);
   const error = (order: number, input: Parameters<typeof makePipelineResult>[0]): void => {
     results.push({ order, result: makePipelineResult(input) });

@@ -1,12 +1,12 @@
 import {
-  renderApprovalSection,
+  renderApprovalSectionSliced,
   APPROVAL_HEADING as APPROVAL_SECTION,
   type PendingCall,
 } from '../approval/index.ts';
 import type { EditedText, WriteBackEdit } from '../note/index.ts';
 import type { ParsedNote } from '../note/types.ts';
 import type { ToolResult } from '../protocol/types.ts';
-import { yieldAtItem } from '../protocol/slice.ts';
+import { yieldAtItem, yieldWhenSpent } from '../protocol/slice.ts';
 import { lstat } from '../vault/fs-calls.ts';
 import { writeInVault } from '../vault/vault-writer.ts';
 import type { PipelineContext } from './context.ts';
@@ -64,11 +64,15 @@ export async function writeBack(
       heading: APPROVAL_HEADING,
       body:
         pending.length > 0
-          ? renderApprovalSection([...pending], {
-              approvedFolder: ctx.config.folders.approved,
-              rejectedFolder: ctx.config.folders.rejected,
-              expireAfterMs: ctx.config.approval.expire_after_ms,
-            })
+          ? await renderApprovalSectionSliced(
+              pending,
+              {
+                approvedFolder: ctx.config.folders.approved,
+                rejectedFolder: ctx.config.folders.rejected,
+                expireAfterMs: ctx.config.approval.expire_after_ms,
+              },
+              yieldWhenSpent,
+            )
           : null,
     },
     frontMatter: {

@@ -35,6 +35,7 @@ it('exports exactly the documented runtime surface of src/approval', () => {
     'readRequests',
     'rejectionMessage',
     'renderApprovalSection',
+    'renderApprovalSectionSliced',
     'resolveDecisions',
     'stripInvisible',
     'tickDecision',

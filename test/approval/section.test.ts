@@ -5,6 +5,7 @@ import {
   parseApprovalSection,
   readApprovalSection,
   renderApprovalSection,
+  renderApprovalSectionSliced,
   type PendingCall,
 } from '../../src/approval/section.ts';
 import { isModified } from '../../src/approval/canonical-json.ts';
@@ -50,6 +51,17 @@ function setReason(text: string, id: string, reason: string): string {
 }
 
 describe('renderApprovalSection', () => {
+  it('renders the same text sliced, pausing once before each call', async () => {
+    const options = { approvedFolder: 'OK', rejectedFolder: 'No', expireAfterMs: 86_400_000 };
+    let pauses = 0;
+    const sliced = await renderApprovalSectionSliced([mail, write, mail], options, () => {
+      pauses++;
+      return new Promise((resolve) => setImmediate(resolve));
+    });
+    assert.equal(sliced, renderApprovalSection([mail, write, mail], options));
+    assert.equal(pauses, 3);
+  });
+
   it('shows an intro, each call with its preview, block, boxes and reason line', () => {
     const body = renderApprovalSection([mail, write], {
       approvedFolder: 'OK',

@@ -6,6 +6,7 @@ import {
   NoteWorker,
   parseNote,
 } from '../../src/note/index.ts';
+import { readApprovalSection, renderApprovalSection } from '../../src/approval/index.ts';
 import type { ToolResult } from '../../src/protocol/types.ts';
 
 function callText(name: string, parameters: Record<string, unknown>): string {
@@ -103,6 +104,24 @@ describe('NoteWorker: large notes off the main thread', () => {
     const same = await worker.edit(text, { results: [], frontMatter: { title: 'many' } });
     assert.equal(same.unchanged, true);
     assert.equal(same.text, text);
+  });
+
+  it("reads a large note's Approval section in the worker as readApprovalSection does", async () => {
+    const pending = Array.from({ length: 300 }, (_, n) => ({
+      id: `call_${n}`,
+      name: 'danger_zone',
+      arguments: { target: `t${n}` },
+      requestedAt: '2026-11-27T10:00:00.000Z',
+      nonce: `nonce${n}`,
+    }));
+    const body = renderApprovalSection(pending).replace('- [ ] approve', '- [x] approve');
+    const text = `# Note\n\n${'prose\n'.repeat(300)}\n## Approval\n\n${body}`;
+    assert.ok(text.length > 1024);
+    const read = await worker.approval(text);
+    assert.deepEqual(read, readApprovalSection(text));
+    assert.equal(read.decisions.size, 300);
+    assert.equal(read.decisions.get('call_0')?.decision, 'approve');
+    assert.equal(await worker.approval(text), read, 'the same text is not read twice');
   });
 
   it('handles small notes in the calling thread', async () => {
