@@ -7,6 +7,7 @@ import { appendInVault } from '../vault/vault-writer.ts';
 import type { PipelineContext } from './context.ts';
 import { makePipelineResult } from './make-result.ts';
 import { noteKey } from './note-key.ts';
+import { writtenNoteCap } from './read-note.ts';
 
 /**
  * The last resort for a claimed note whose processing failed (a note too complex to parse, a
@@ -89,6 +90,7 @@ export async function failUnreadable(
   ctx: PipelineContext,
   path: string,
   read: { kind: 'too_large' | 'binary' | 'not_utf8'; size?: number },
+  written = false,
 ): Promise<void> {
   const key = noteKey(ctx, path);
   if (read.kind !== 'too_large') {
@@ -114,7 +116,9 @@ export async function failUnreadable(
   const claimed = await claimNote(path, ctx.layout, ctx.active);
   if (claimed === null) return;
   // Not parsed, so the error is appended rather than spliced: the note's text survives as is.
-  const message = `the note is ${read.size ?? 0} bytes, over the ${ctx.config.max_note_bytes}-byte cap (config max_note_bytes); split it into smaller notes`;
+  const message = written
+    ? `the note is ${read.size ?? 0} bytes with the results vaultd wrote into it, over the ${writtenNoteCap(ctx.config.max_note_bytes)}-byte cap of such notes (twice config max_note_bytes); its calls waiting for a decision were not run. Raise max_note_bytes and move the note back to the inbox (a human is asked again), or write the calls into a new note`
+    : `the note is ${read.size ?? 0} bytes, over the ${ctx.config.max_note_bytes}-byte cap (config max_note_bytes); split it into smaller notes`;
   try {
     await failClaimed(ctx, claimed, new Error(message), 'NOTE_TOO_LARGE');
   } finally {

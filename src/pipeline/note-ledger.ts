@@ -4,7 +4,7 @@ import { hashArguments } from '../protocol/hash-arguments.ts';
 import { callKey } from '../vault/index.ts';
 import type { PipelineContext } from './context.ts';
 import { noteKey } from './note-key.ts';
-import { readNote } from './read-note.ts';
+import { readNote, writtenNoteCap } from './read-note.ts';
 
 /**
  * After a kill cut the final move short (the note got its results and reached its folder, but the
@@ -13,7 +13,7 @@ import { readNote } from './read-note.ts';
  * @param path absolute path of the note in its final folder.
  */
 export async function markNoteWritten(ctx: PipelineContext, path: string): Promise<void> {
-  const read = await readNote(path, ctx.config.max_note_bytes);
+  const read = await readNote(path, writtenNoteCap(ctx.config.max_note_bytes));
   if (read.kind !== 'text') return;
   const parsed = await ctx.notes.parse(read.text);
   const keys: string[] = [];

@@ -63,6 +63,17 @@ export async function readNote(path: string, maxBytes: number, hold = false): Pr
 }
 
 /**
+ * The size cap of a note outside the inbox: twice `max_note_bytes`. The cap is for what agents
+ * drop into the inbox; a note in a decision folder or `In_Progress/` also holds the results
+ * vaultd wrote into it, which can take it past `max_note_bytes` (a human's decision on such a note
+ * used to be ignored without a word).
+ * @param maxNoteBytes config `max_note_bytes`.
+ */
+export function writtenNoteCap(maxNoteBytes: number): number {
+  return maxNoteBytes * 2;
+}
+
+/**
  * Close the file {@link readNote} kept open, if it did and it is still open.
  * @param read what readNote gave.
  */

@@ -11,7 +11,7 @@ import { lstat } from '../vault/fs-calls.ts';
 import { writeInVault } from '../vault/vault-writer.ts';
 import type { PipelineContext } from './context.ts';
 import { noteKey } from './note-key.ts';
-import { readNote } from './read-note.ts';
+import { readNote, writtenNoteCap } from './read-note.ts';
 
 /** The heading of the section where pending calls wait for a human. */
 const APPROVAL_HEADING = `## ${APPROVAL_SECTION}`;
@@ -98,7 +98,7 @@ export async function writeBack(
     const before = await lstat(path);
     if (before.mtimeMs !== stamp.mtimeMs || before.size !== stamp.size) {
       // Edited since we read it: edit the newer text instead.
-      const read = await readNote(path, ctx.config.max_note_bytes * 2);
+      const read = await readNote(path, writtenNoteCap(ctx.config.max_note_bytes));
       if (read.kind !== 'text') {
         ctx.logger.error(
           { note: noteKey(ctx, path), reason: read.kind },

@@ -12,6 +12,7 @@ import {
   type TempVault,
 } from '../helpers/vault.ts';
 import { waitFor } from '../helpers/wait-for.ts';
+import { editInPlace, pendingIds, tickBox, waitPending } from '../e2e/helpers.ts';
 
 describe('vaultd run with hostile input: clear errors, nothing lost, daemon stays up', () => {
   let vault: TempVault;
@@ -89,6 +90,38 @@ describe('vaultd run with hostile input: clear errors, nothing lost, daemon stay
     await inFolder('five.md', 'Failed');
     const log = await readFile(sideLog, 'utf8');
     assert.equal(log.match(/start many [123]/g)?.length, 3);
+  });
+
+  it('reads a decision on a note its results took past max_note_bytes, and fails one past twice that', async () => {
+    // The cap (4096 here) is for what agents drop; results vaultd writes may take a note past
+    // it. A tick in such a note was ignored without a word.
+    const drop = async (name: string, chars: number): Promise<void> => {
+      const text = note(
+        name,
+        callBlock('slow_echo', { text: 'e'.repeat(chars) }),
+        callBlock('danger_zone', { target: name }),
+      );
+      assert.ok(text.length <= 4096, `${name} starts under the cap`);
+      await vault.drop(`${name}.md`, text);
+    };
+    await drop('grown', 1_200);
+    const pending = await waitPending(vault, 'grown.md');
+    assert.ok(pending.length > 4096 && pending.length <= 8192, `${pending.length} bytes`);
+    const [id] = pendingIds(pending);
+    await editInPlace(join(vault.root, 'Pending_Approval', 'grown.md'), (t) =>
+      tickBox(t, id ?? '', 'approve'),
+    );
+    await inFolder('grown.md', 'Done');
+    assert.match(await readFile(join(vault.root, 'danger.log'), 'utf8'), /^grown$/m);
+    // Past twice the cap the note is not left waiting for a tick vaultd would not read.
+    await drop('past', 2_500);
+    await inFolder('past.md', 'Failed');
+    const failed = await readFile(join(vault.root, 'Failed', 'past.md'), 'utf8');
+    assert.ok(failed.length > 8192, `${failed.length} bytes`);
+    const last = resultsOf(failed).at(-1);
+    assert.equal(last?.error?.code, 'NOTE_TOO_LARGE');
+    assert.match(last?.error?.message ?? '', /results vaultd wrote into it.*not run/);
+    assert.doesNotMatch(await readFile(join(vault.root, 'danger.log'), 'utf8'), /past/);
   });
 
   it('leaves a large note without tool_call alone', async () => {
