@@ -87,3 +87,23 @@ function truncate(text: string, max: number): string {
   const end = /[\uD800-\uDBFF]/.test(text.charAt(max - 1)) ? max - 1 : max;
   return `${text.slice(0, end)}…`;
 }
+
+/**
+ * The length of the longest run of backticks in a text (0 without any), by one scan. Not
+ * `Math.max(...runs)`: a spread of more than about 120,000 runs overflows the stack, and a tool's
+ * output under the default cap holds 128,000 (`` `x`` repeated).
+ * @param text any text.
+ */
+export function longestBacktickRun(text: string): number {
+  let longest = 0;
+  let run = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (text.charCodeAt(i) === 96) {
+      run++;
+      if (run > longest) longest = run;
+    } else {
+      run = 0;
+    }
+  }
+  return longest;
+}

@@ -3,6 +3,7 @@ import {
   escapeMarkdownLine,
   escapeMarkdownText,
   escapeMarkdownTitle,
+  longestBacktickRun,
   quoteLines,
   safeLinkUrl,
 } from './escape.ts';
@@ -35,7 +36,7 @@ export function renderResult(result: ToolResult): string {
   const facts = renderFacts(result);
   if (facts !== '') lines.push('', facts);
   const json = stringifyResult(result);
-  const longest = Math.max(0, ...(json.match(/`+/g) ?? []).map((run) => run.length));
+  const longest = longestBacktickRun(json);
   const fence = '`'.repeat(Math.max(4, longest + 1));
   return [...quoteLines(lines), '', `${fence}json`, json, fence].join('\n');
 }
@@ -88,7 +89,8 @@ function renderDiff(diff: string): string[] {
       (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
     ),
   );
-  const longest = Math.max(0, ...lines.flatMap((l) => (l.match(/`+/g) ?? []).map((r) => r.length)));
+  let longest = 0;
+  for (const line of lines) longest = Math.max(longest, longestBacktickRun(line));
   const fence = '`'.repeat(Math.max(3, longest + 1));
   const more =
     all.length > MAX_DIFF_LINES

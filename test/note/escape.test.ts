@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
-import { escapeMarkdownLine } from '../../src/note/escape.ts';
+import { describe, it, test } from 'node:test';
+import { escapeMarkdownLine, longestBacktickRun } from '../../src/note/escape.ts';
 import { seededRandom } from '../helpers/random.ts';
 
 // escapeMarkdownLine returns a line that needs nothing as it is, after one test; every other line
@@ -91,4 +91,12 @@ describe('escapeMarkdownLine', () => {
     assert.equal(escapeMarkdownLine('1234567890. x'), '1234567890. x');
     assert.equal(escapeMarkdownLine('\u00a0# title'), '\\# title');
   });
+});
+
+test('longestBacktickRun: the longest run, by one scan', () => {
+  assert.equal(longestBacktickRun(''), 0);
+  assert.equal(longestBacktickRun('no ticks'), 0);
+  assert.equal(longestBacktickRun('a`b``c```'), 3);
+  assert.equal(longestBacktickRun('````x`'), 4);
+  assert.equal(longestBacktickRun('`x'.repeat(200_000)), 1);
 });

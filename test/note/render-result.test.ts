@@ -121,3 +121,17 @@ test('a diff in data is shown as a diff block that nothing in it can close or br
   assert.deepEqual([...parsed.results.keys()], ['d1']);
   assert.equal(parsed.calls.length, 0);
 });
+
+test('an output of 128,000 backtick runs (under the default output cap) renders, its fence longer than any', () => {
+  // Math.max(...runs) overflowed the stack past about 120,000 runs: the write-back then failed
+  // after the calls had run. A page or file full of inline code is tool output like any other.
+  const content = '`x'.repeat(128_000) + ' ``` ````` ';
+  const diff = `--- a\n+++ b\n${'+`y\n'.repeat(300)}`;
+  for (const result of [makeResult({ content }), makeResult({ content: 'd', data: { diff } })]) {
+    const text = renderResult(result);
+    const parsed = parseNote(`# Note\n\n${text}\n`);
+    assert.equal(parsed.calls.length, 0);
+    assert.deepEqual([...parsed.results.keys()], [result.id]);
+  }
+  assert.match(renderResult(makeResult({ content })), /^`{6}json$/m);
+});

@@ -31,7 +31,8 @@ export function fillArgv(
     if (whole !== null) {
       const value = args[whole[1] ?? ''];
       if (value === undefined || value === null) continue;
-      if (Array.isArray(value)) out.push(...value.map(text));
+      // A loop, not push(...): an agent's array of more than ~120,000 items overflows the stack.
+      if (Array.isArray(value)) for (const item of value) out.push(text(item));
       else out.push(text(value));
       continue;
     }

@@ -246,7 +246,8 @@ async function listAll(client: Client): Promise<McpTool[]> {
   let cursor: string | undefined;
   for (let page = 0; page < 100; page++) {
     const result = await client.listTools(cursor === undefined ? {} : { cursor });
-    tools.push(...result.tools);
+    // A loop, not push(...): a server's page of more than ~120,000 tools would overflow the stack.
+    for (const tool of result.tools) tools.push(tool);
     cursor = result.nextCursor;
     if (cursor === undefined) break;
   }
