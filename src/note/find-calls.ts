@@ -1,3 +1,4 @@
+import { MAX_NESTING, nestsDeeperThan } from '../protocol/depth.ts';
 import { EXPLICIT_ID, callIdOfCanonical, canonicalCall, deriveBlockId } from './call-id.ts';
 import { readFrontMatterSpan } from './front-matter.ts';
 import { findOwnedRanges, readStructure } from './markdown.ts';
@@ -305,6 +306,11 @@ function readCall(json: unknown): ReadCall {
   if (!isRecord(args)) {
     return problem(
       `tool_call.parameters must be an object of named arguments such as {"query": "..."}; got ${short(args)}`,
+    );
+  }
+  if (nestsDeeperThan(args, MAX_NESTING)) {
+    return problem(
+      `tool_call.parameters nest more than ${MAX_NESTING} levels deep; pass deeply nested data as a string or a file instead`,
     );
   }
   if ('id' in call && id === undefined) {

@@ -96,3 +96,21 @@ describe('formatOutput', () => {
     assert.equal(out.data, undefined);
   });
 });
+
+describe('formatOutput: data nested past 256 levels', () => {
+  it('keeps it as JSON text only, so nothing recursive walks it', () => {
+    const nest = (levels: number): unknown => {
+      let value: unknown = 'leaf';
+      for (let i = 1; i < levels; i++) value = [value];
+      return { deep: value };
+    };
+    const kept = formatOutput(nest(255));
+    assert.notEqual(kept.data, undefined);
+    const text = formatOutput(nest(258));
+    assert.equal(text.data, undefined);
+    assert.ok(text.content.startsWith('{"deep":[[['), text.content.slice(0, 40));
+    const deeper = formatOutput(nest(50_000));
+    assert.equal(deeper.data, undefined);
+    assert.equal(deeper.content, '(output nested more than 256 levels deep, too deep to show)');
+  });
+});

@@ -348,3 +348,23 @@ test('an invalid call keeps the id its agent gave it, unless another call has th
   assert.notEqual(ids[2], 'not valid!');
   assert.equal(new Set(ids).size, 3);
 });
+
+test('parameters nested past 256 levels make the block INVALID_CALL, and the other calls are found', () => {
+  // Canonical JSON, redaction, validation and the copy to the note worker are recursive: 10,000
+  // levels overflowed the stack, and the whole note read as having no call at all.
+  const nest = (levels: number): string => '['.repeat(levels - 1) + ']'.repeat(levels - 1);
+  const block = (levels: number, text: string): string =>
+    '```json\n' +
+    `{"tool_call": {"name": "search_web", "parameters": {"query": "${text}", "deep": ${nest(levels)}}}}\n` +
+    '```\n';
+  for (const levels of [300, 10_000, 200_000]) {
+    const parsed = parseNote(`${block(levels, 'deep')}\n${block(256, 'fine')}`);
+    assert.deepEqual(
+      parsed.calls.map((c) => c.arguments['query']),
+      ['fine'],
+    );
+    assert.equal(parsed.invalid.length, 1);
+    assert.equal(parsed.invalid[0]?.code, 'INVALID_CALL');
+    assert.match(parsed.invalid[0]?.message ?? '', /nest more than 256 levels/);
+  }
+});
