@@ -47,7 +47,7 @@ const INLINE_RESULTS = 256;
 /** Results per message to the worker (see {@link postInParts}). */
 const RESULTS_PER_MESSAGE = 1_000;
 
-/** Post an edit's results in parts, then the edit without them; see `#run`. */
+/** Post an edit's results in parts, then the edit without them; see `NoteWorker#post`. */
 async function postInParts(
   worker: Worker,
   id: number,
