@@ -39,6 +39,9 @@ const link = (folder: string, note: string): string => {
   return `[${escapeMarkdownTitle(name, 100)}](${encodeURI(`${folder}/${note}`).replace(/[()[\]]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)})`;
 };
 
+/** Pending notes listed on the Dashboard at most. */
+const MAX_PENDING_NOTES = 100;
+
 /**
  * Render `Dashboard.md`: counts per folder, pending approvals as links, recent calls and per-tool
  * figures, so an Obsidian user sees the daemon's state without leaving the vault.
@@ -68,9 +71,19 @@ export function renderDashboard(input: DashboardInput): string {
     '',
   ];
   if (snapshot.pending.length === 0) lines.push('Nothing waits for a decision.');
-  for (const p of snapshot.pending) {
-    const calls = p.calls.map((c) => code(c.tool)).join(', ');
+  // The page is rewritten every few seconds: a note of 10,000 pending calls is one line with a
+  // count per tool, and at most MAX_PENDING_NOTES notes are listed.
+  for (const p of snapshot.pending.slice(0, MAX_PENDING_NOTES)) {
+    const counts = new Map<string, number>();
+    for (const c of p.calls) counts.set(c.tool, (counts.get(c.tool) ?? 0) + 1);
+    const calls = [...counts]
+      .map(([tool, n]) => (n === 1 ? code(tool) : `${code(tool)} ×${n}`))
+      .join(', ');
     lines.push(`- ${link(input.pendingFolder, p.note)}: ${calls || 'no readable call'}`);
+  }
+  if (snapshot.pending.length > MAX_PENDING_NOTES) {
+    const more = snapshot.pending.length - MAX_PENDING_NOTES;
+    lines.push(`- … and ${more} more note(s) in ${escapeMarkdownTitle(input.pendingFolder, 100)}/`);
   }
   lines.push('', '## Recent calls', '');
   if (input.recent.length === 0) lines.push('No call since the daemon started.');

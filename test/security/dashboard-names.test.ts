@@ -48,3 +48,34 @@ it('shows hostile note and tool names as text in Dashboard.md', () => {
     assert.equal(row.split(/(?<!\\)\|/).length, 7, `five cells in ${row}`);
   }
 });
+
+it('a note of 10,000 pending calls is one short line, and at most 100 pending notes are listed', () => {
+  const calls = (n: number, tool: string) =>
+    Array.from({ length: n }, (_, i) => ({ id: `c${i}`, tool, requested_at: null }));
+  const text = renderDashboard({
+    snapshot: {
+      at: '2026-11-27T00:00:00.000Z',
+      notes: { inbox: 0 },
+      pending: [
+        {
+          note: 'many.md',
+          calls: [...calls(10_000, 'danger_zone'), ...calls(1, 'send_notification')],
+        },
+        ...Array.from({ length: 150 }, (_, i) => ({ note: `n${i}.md`, calls: calls(1, 'x') })),
+      ],
+    },
+    recent: [],
+    tools: {},
+    pendingFolder: 'Pending_Approval',
+    state: 'ready',
+    queueDepth: 0,
+  });
+  const waiting = text.slice(text.indexOf('## Waiting for you'), text.indexOf('## Recent calls'));
+  assert.match(
+    waiting,
+    /^- \[\[Pending_Approval\/many\]\]: `danger_zone` ×10000, `send_notification`$/m,
+  );
+  assert.equal(waiting.match(/^- \[\[/gm)?.length, 100);
+  assert.match(waiting, /^- … and 51 more note\(s\) in Pending\\_Approval\/$/m);
+  assert.ok(text.length < 20_000, `${text.length} characters`);
+});
