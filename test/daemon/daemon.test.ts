@@ -216,9 +216,10 @@ describe('vaultd run: a daemon child process on a temp vault', () => {
 describe('vaultd run: a note of thousands of calls', () => {
   let vault: TempVault;
   let daemon: DaemonProcess;
+  let sideLog: string;
 
   before(async () => {
-    ({ vault, daemon } = await startPluginDaemon());
+    ({ vault, daemon, sideLog } = await startPluginDaemon());
   });
 
   after(async () => {
@@ -251,6 +252,31 @@ describe('vaultd run: a note of thousands of calls', () => {
       'the event loop turned while the calls ran (all returned the same count)',
     );
     assert.match(text, new RegExp(`^tool_calls: ${count}$`, 'm'));
+  });
+
+  it('does not keep the calls of a note dropped after it waiting behind all of its own', async () => {
+    // Every call of a note used to be queued for the cap at once, so a note dropped a moment
+    // later waited for all 400 (about 1 s here); now a note queues as many as run at once.
+    const blocks = Array.from({ length: 400 }, (_, n) =>
+      callBlock('side_effect', { label: `many-${n}`, ms: 25 }),
+    );
+    await vault.drop('slow-many.md', note('Slow many', ...blocks));
+    const started = async (): Promise<number> =>
+      ((await readFile(sideLog, 'utf8').catch(() => '')).match(/^start many-/gm) ?? []).length;
+    await waitFor(async () => (await started()) > 0 || undefined, {
+      message: 'the first calls of slow-many.md started',
+    });
+    await vault.drop('quick.md', note('Quick', callBlock('slow_echo', { text: 'quick' })));
+    await waitFor(async () => (await vault.whereIs('quick.md')) === 'Done' || undefined, {
+      message: 'quick.md in Done',
+    });
+    const before = await started();
+    assert.ok(before < 200, `${before} of the 400 calls had started when quick.md was done`);
+    await waitFor(async () => (await vault.whereIs('slow-many.md')) === 'Done' || undefined, {
+      timeoutMs: 60_000,
+      message: 'slow-many.md in Done',
+    });
+    assert.equal(await started(), 400);
   });
 });
 
