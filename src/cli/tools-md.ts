@@ -1,18 +1,38 @@
+import { CONFIG_DEFAULTS } from '../config/defaults.ts';
+import type { Config } from '../config/types.ts';
 import type { Tool } from '../protocol/types.ts';
 
 const FENCE = '```';
 
+/** What TOOLS.md tells agents about their vault, from its config. */
+export interface NoteLimits {
+  readonly maxNoteBytes: number;
+  readonly maxCallsPerNote: number;
+  /** The folder names: `inbox`, `done`, `failed`, `pending`. */
+  readonly folders: Pick<Config['folders'], 'inbox' | 'done' | 'failed' | 'pending'>;
+}
+
 /**
- * Render `TOOLS.md`: how an agent writes a call, and every registered tool with its parameters.
+ * Render `TOOLS.md`: how an agent writes a call, the limits on a note, and every registered tool
+ * with its parameters.
  * @param tools the registered tools.
+ * @param limits the vault's config limits (the defaults when not given).
  */
-export function renderToolsMarkdown(tools: readonly Tool[]): string {
+export function renderToolsMarkdown(
+  tools: readonly Tool[],
+  limits: NoteLimits = {
+    maxNoteBytes: CONFIG_DEFAULTS.max_note_bytes,
+    maxCallsPerNote: CONFIG_DEFAULTS.max_calls_per_note,
+    folders: CONFIG_DEFAULTS.folders,
+  },
+): string {
+  const { inbox, done, failed, pending } = limits.folders;
   const lines: string[] = [
     '# Tools for agents',
     '',
-    'Write a note into `Needs_Action/` with one fenced `json` block per call. vaultd runs the calls,',
-    'appends the results under `## Tool Results`, and moves the note to `Done/`, `Failed/` or',
-    '`Pending_Approval/` (dangerous tools wait for a human).',
+    `Write a note into \`${inbox}/\` with one fenced \`json\` block per call. vaultd runs the calls,`,
+    `appends the results under \`## Tool Results\`, and moves the note to \`${done}/\`, \`${failed}/\` or`,
+    `\`${pending}/\` (dangerous tools wait for a human).`,
     '',
     `${FENCE}\`markdown`,
     `${FENCE}json`,
@@ -23,6 +43,11 @@ export function renderToolsMarkdown(tools: readonly Tool[]): string {
     'Write the note in one go (write a temp file, then rename it into the folder); a note whose',
     'JSON is broken or whose fence is not closed waits a moment, then gets an error result.',
     'Give a call an `"id"` of your own to find its result easily; without one, vaultd derives one.',
+    '',
+    `Limits: a note of more than ${limits.maxNoteBytes} bytes, or with more than`,
+    `${limits.maxCallsPerNote} calls waiting for a result, gets a \`NOTE_TOO_LARGE\` error and runs`,
+    'nothing; split the calls over several notes. Parameters nested more than 256 levels deep',
+    'make the call `INVALID_CALL`: pass such data as a string or a file.',
     '',
   ];
   for (const tool of tools) {

@@ -47,6 +47,8 @@ describe('vaultd CLI as a child process', () => {
         /\| `num_results` \| integer \| no \| `5` \| How many hits to return, 1 to 20\. \|/,
       );
       assert.doesNotMatch(tools, /[Dd]efault 5/);
+      // The limits an agent's note meets, from the vault's config.
+      assert.match(tools, /more than 5242880 bytes, or with more than\n10000 calls waiting/);
       // The written config is valid: status reads it.
       const status = await runCli(['status', '--config', join(dir, 'vaultd.yaml'), '--json']);
       assert.equal(status.code, 0, status.stderr);

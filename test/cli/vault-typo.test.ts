@@ -70,13 +70,20 @@ describe('a path that is not a vault', () => {
 
   it('init --config sets up the vault the config names, without writing a vaultd.yaml into it', async () => {
     const config = join(scratch, 'etc.yaml');
-    await writeFile(config, 'vault: ./made-by-init\nfolders:\n  inbox: Inbox\n');
+    await writeFile(
+      config,
+      'vault: ./made-by-init\nfolders:\n  inbox: Inbox\nmax_calls_per_note: 50\n',
+    );
     const res = await runCli(['init', '--config', config]);
     assert.equal(res.code, 0, res.stderr);
     const made = join(scratch, 'made-by-init');
     assert.match(res.stdout, new RegExp(`vault ready at ${made}`));
     assert.match(res.stdout, new RegExp(`wrote ${join(made, 'TOOLS.md')}`));
     assert.ok(existsSync(join(made, 'Inbox')), 'the configured inbox name is used');
+    // TOOLS.md tells agents this vault's inbox and limits, not the defaults.
+    const tools = await readFile(join(made, 'TOOLS.md'), 'utf8');
+    assert.match(tools, /^Write a note into `Inbox\/`/m);
+    assert.match(tools, /\n50 calls waiting for a result/);
     assert.equal(existsSync(join(made, 'vaultd.yaml')), false);
     const status = await runCli(['status', '--config', config, '--json']);
     assert.equal(status.code, 0, status.stderr);
