@@ -11,7 +11,8 @@ const ITEMS_PER_PART = 500;
 const SPLIT_OVER = 2_000;
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+// ignoreBOM: a note's byte order mark is part of its text and is kept (the default strips it).
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** A note's new text from an edit, as text or as UTF-8 bytes, each made when first asked for. */
 export class EditedText {

@@ -101,6 +101,11 @@ describe('NoteWorker: large notes off the main thread', () => {
     assert.equal(out.unchanged, false);
     assert.equal(out.text, applyWriteBack(text, edit));
     assert.equal(Buffer.from(out.bytes).toString('utf8'), out.text);
+    // The text decoded from the worker's bytes keeps a byte order mark (TextDecoder drops it by
+    // default, and a second round of the write-back would then have written the note without it).
+    const bom = await worker.edit(`\uFEFF${text}`, edit);
+    assert.equal(bom.text, applyWriteBack(`\uFEFF${text}`, edit));
+    assert.ok(bom.text.startsWith('\uFEFF---'));
     const same = await worker.edit(text, { results: [], frontMatter: { title: 'many' } });
     assert.equal(same.unchanged, true);
     assert.equal(same.text, text);
