@@ -21,6 +21,7 @@ import { createRedactor, type Redactor } from './observe/redact.ts';
 import { startMonitor } from './observe/monitor.ts';
 import { initSdNotify } from './observe/sd-notify.ts';
 import type { ToolRegistry } from './protocol/index.ts';
+import { CallBudget } from './pipeline/call-budget.ts';
 import { Conditions } from './pipeline/conditions.ts';
 import type { PipelineContext } from './pipeline/context.ts';
 import { NoteQueue } from './pipeline/note-queue.ts';
@@ -311,6 +312,9 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
     active: new Set(),
     deferrals: new Map(),
     retryDeferred: parts.watchFolders,
+    // Twice the largest note: two of those at once, and notes of a few calls beside them. Set at
+    // start; a reload does not resize it.
+    callBudget: new CallBudget(2 * currentConfig.max_calls_per_note),
   };
 
   const queue = new NoteQueue(

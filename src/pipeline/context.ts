@@ -8,6 +8,7 @@ import type { NoteWorker } from '../note/index.ts';
 import type { ToolRegistry } from '../protocol/index.ts';
 import type { Ledger, VaultLayout } from '../vault/index.ts';
 import type { Redactor } from '../observe/redact.ts';
+import type { CallBudget } from './call-budget.ts';
 import type { Conditions } from './conditions.ts';
 
 /** Everything a pipeline stage needs, built once by the daemon. */
@@ -41,4 +42,6 @@ export interface PipelineContext {
   readonly deferrals: Map<string, number>;
   /** Whether a note that hit an infrastructure failure is tried again (false for `vaultd once`). */
   readonly retryDeferred: boolean;
+  /** The calls the notes being worked on may hold at once (see call-budget.ts). */
+  readonly callBudget: CallBudget;
 }

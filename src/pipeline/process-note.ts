@@ -11,6 +11,7 @@ import {
   recoverInterruptedMove,
 } from '../vault/index.ts';
 import type { FolderKind } from '../vault/watcher.ts';
+import { LIGHT_NOTE_CALLS, mentionsOfToolCall } from './call-budget.ts';
 import { isInfrastructureError } from './conditions.ts';
 import type { PipelineContext } from './context.ts';
 import { failClaimed, failUnreadable, logResult } from './fail-note.ts';
@@ -89,8 +90,33 @@ async function lookAtRead(
       await failUnreadable(ctx, path, read, kind !== 'inbox');
     return;
   }
+  if (kind === 'inbox' && !mightHaveToolCall(read.text)) return;
+  // A note of many calls waits for its share of the call budget before it is parsed.
+  const release = await takeBudget(ctx, read.text);
+  try {
+    return await lookAtBudgeted(ctx, path, kind, seen, read);
+  } finally {
+    release?.();
+  }
+}
+
+/**
+ * Wait for a note's share of the call budget when it holds more than a few calls.
+ * @returns gives the share back; undefined when the note never waits.
+ */
+async function takeBudget(ctx: PipelineContext, text: string): Promise<(() => void) | undefined> {
+  const calls = mentionsOfToolCall(text, ctx.callBudget.capacity);
+  return calls > LIGHT_NOTE_CALLS ? ctx.callBudget.acquire(calls) : undefined;
+}
+
+async function lookAtBudgeted(
+  ctx: PipelineContext,
+  path: string,
+  kind: Exclude<FolderKind, 'in_progress'>,
+  seen: SeenInfo,
+  read: Extract<NoteRead, { kind: 'text' }>,
+): Promise<JobOutcome> {
   if (kind === 'inbox') {
-    if (!mightHaveToolCall(read.text)) return;
     const parsed = await parseOrFail(ctx, path, read.text, true);
     if (parsed === null) return;
     if (parsed.calls.length === 0 && parsed.invalid.length === 0) return;
@@ -205,9 +231,11 @@ export async function resumeNote(ctx: PipelineContext, path: string): Promise<Jo
   }
   ctx.logger.info({ note: noteKey(ctx, path) }, 'resuming note left in progress');
   ctx.active.add(path);
+  const release = await takeBudget(ctx, read.text);
   try {
     return await workClaimed(ctx, path, 'in_progress', read, noteKey(ctx, path));
   } finally {
+    release?.();
     ctx.active.delete(path);
   }
 }

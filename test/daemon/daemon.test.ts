@@ -280,6 +280,57 @@ describe('vaultd run: a note of thousands of calls', () => {
   });
 });
 
+describe('vaultd run: the call budget of notes worked on at once', () => {
+  let vault: TempVault;
+  let daemon: DaemonProcess;
+  let sideLog: string;
+
+  before(async () => {
+    // The budget is twice max_calls_per_note: two notes of 100 calls at once here.
+    ({ vault, daemon, sideLog } = await startPluginDaemon('max_calls_per_note: 100\n'));
+  });
+
+  after(async () => {
+    assert.equal(await daemon.stop(), 0, daemon.output().slice(-3000));
+    await vault.cleanup();
+  });
+
+  it('works on at most two notes of 100 calls at once, and on a note of a few calls beside them', async () => {
+    // 40 notes of 10,000 calls at once took the daemon past a 256 MB heap: each holds its calls,
+    // results and records until it is written back.
+    const heavy = (n: number): string =>
+      note(
+        `Heavy ${n}`,
+        ...Array.from({ length: 100 }, (_, i) =>
+          callBlock('side_effect', { label: `h${n}-${i}`, ms: 5 }),
+        ),
+      );
+    for (let n = 0; n < 4; n++) await vault.drop(`heavy-${n}.md`, heavy(n));
+    await vault.drop('light.md', note('Light', callBlock('side_effect', { label: 'light' })));
+    for (const name of ['light.md', ...[0, 1, 2, 3].map((n) => `heavy-${n}.md`)]) {
+      await waitFor(async () => (await vault.whereIs(name)) === 'Done' || undefined, {
+        timeoutMs: 60_000,
+        message: `${name} in Done`,
+      });
+    }
+    const lines = (await readFile(sideLog, 'utf8')).trim().split('\n');
+    // Each heavy note's span in the log: from its first call's start to its last call's end.
+    const spans = [0, 1, 2, 3].map((n) => {
+      const mine = lines.flatMap((line, i) => (line.includes(` h${n}-`) ? [i] : []));
+      assert.equal(mine.length, 200, `every call of heavy-${n} started and ended once`);
+      return [mine[0] as number, mine.at(-1) as number] as const;
+    });
+    let most = 0;
+    for (let i = 0; i < lines.length; i++) {
+      most = Math.max(most, spans.filter(([a, b]) => a <= i && i <= b).length);
+    }
+    assert.equal(most, 2, 'heavy notes worked on at once');
+    const light = lines.indexOf('start light');
+    const lastHeavy = Math.max(...spans.map(([, b]) => b));
+    assert.ok(light >= 0 && light < lastHeavy, 'the light note did not wait for the heavy ones');
+  });
+});
+
 describe('vaultd run: parse_timeout_ms, the safety net for an overloaded machine', () => {
   let vault: TempVault;
   let daemon: DaemonProcess;
