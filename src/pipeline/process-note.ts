@@ -90,7 +90,13 @@ async function lookAtRead(
       await failUnreadable(ctx, path, read, kind !== 'inbox');
     return;
   }
-  if (kind === 'inbox' && !mightHaveToolCall(read.text)) return;
+  if (kind === 'inbox') {
+    if (!mightHaveToolCall(read.text)) return;
+  } else if (!(await hasDecisionToApply(ctx, read.text, kind))) {
+    // A decision folder: only notes with a decision to apply are vaultd's business now (this look
+    // takes no share of the budget: notes waiting for a human are looked at at every reconcile).
+    return;
+  }
   // A note of many calls waits for its share of the call budget before it is parsed.
   const release = await takeBudget(ctx, read.text);
   try {
@@ -131,8 +137,6 @@ async function lookAtBudgeted(
     }
     return claimAndWork(ctx, path, 'inbox', read);
   }
-  // A decision folder: only notes with a decision to apply are vaultd's business now.
-  if (!(await hasDecisionToApply(ctx, read.text, kind))) return;
   return claimAndWork(ctx, path, kind, read);
 }
 
