@@ -71,13 +71,3 @@ export function scanLines(text: string): Line[] {
     headingPart: headingParts.has(index),
   }));
 }
-
-/**
- * The longest run of backticks in a text.
- * @param text any text.
- */
-export function longestBacktickRun(text: string): number {
-  let longest = 0;
-  for (const run of text.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
-  return longest;
-}

@@ -1,4 +1,4 @@
-import { longestBacktickRun } from './markdown-lines.ts';
+import { longestBacktickRun } from '../note/escape.ts';
 import { PENDING_CALL_KEY, type PendingCall } from './section-types.ts';
 
 /** Options of {@link renderApprovalSection}. */

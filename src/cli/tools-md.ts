@@ -1,32 +1,24 @@
 import { CONFIG_DEFAULTS } from '../config/defaults.ts';
 import type { Config } from '../config/types.ts';
+import { MAX_NESTING } from '../protocol/depth.ts';
 import type { Tool } from '../protocol/types.ts';
 
 const FENCE = '```';
 
-/** What TOOLS.md tells agents about their vault, from its config. */
-export interface NoteLimits {
-  readonly maxNoteBytes: number;
-  readonly maxCallsPerNote: number;
-  /** The folder names: `inbox`, `done`, `failed`, `pending`. */
-  readonly folders: Pick<Config['folders'], 'inbox' | 'done' | 'failed' | 'pending'>;
-}
+/** What TOOLS.md tells agents about their vault: its folder names and note limits. */
+export type ToolsMdConfig = Pick<Config, 'folders' | 'max_note_bytes' | 'max_calls_per_note'>;
 
 /**
  * Render `TOOLS.md`: how an agent writes a call, the limits on a note, and every registered tool
  * with its parameters.
  * @param tools the registered tools.
- * @param limits the vault's config limits (the defaults when not given).
+ * @param config the vault's config (the defaults when not given).
  */
 export function renderToolsMarkdown(
   tools: readonly Tool[],
-  limits: NoteLimits = {
-    maxNoteBytes: CONFIG_DEFAULTS.max_note_bytes,
-    maxCallsPerNote: CONFIG_DEFAULTS.max_calls_per_note,
-    folders: CONFIG_DEFAULTS.folders,
-  },
+  config: ToolsMdConfig = CONFIG_DEFAULTS,
 ): string {
-  const { inbox, done, failed, pending } = limits.folders;
+  const { inbox, done, failed, pending } = config.folders;
   const lines: string[] = [
     '# Tools for agents',
     '',
@@ -44,9 +36,9 @@ export function renderToolsMarkdown(
     'JSON is broken or whose fence is not closed waits a moment, then gets an error result.',
     'Give a call an `"id"` of your own to find its result easily; without one, vaultd derives one.',
     '',
-    `Limits: a note of more than ${limits.maxNoteBytes} bytes, or with more than`,
-    `${limits.maxCallsPerNote} calls waiting for a result, gets a \`NOTE_TOO_LARGE\` error and runs`,
-    'nothing; split the calls over several notes. Parameters nested more than 256 levels deep',
+    `Limits: a note of more than ${config.max_note_bytes} bytes, or with more than`,
+    `${config.max_calls_per_note} calls waiting for a result, gets a \`NOTE_TOO_LARGE\` error and runs`,
+    `nothing; split the calls over several notes. Parameters nested more than ${MAX_NESTING} levels deep`,
     'make the call `INVALID_CALL`: pass such data as a string or a file.',
     '',
   ];

@@ -34,14 +34,16 @@ export function formatOutput(value: unknown): FormattedOutput {
   if (typeof value !== 'object') return { content: EMPTY_OUTPUT };
   if (value instanceof Uint8Array) return { content: `(binary output, ${value.byteLength} bytes)` };
 
-  if (nestsDeeperThan(value, MAX_NESTING)) return { content: tooDeep(value) };
   let data: unknown;
   let json: string | undefined;
   try {
     json = JSON.stringify(value);
     data = JSON.parse(json) as unknown;
   } catch (error) {
-    // Circular structures and BigInt cannot be JSON; say so instead of failing the call.
+    // Circular structures and BigInt cannot be JSON; say so instead of failing the call. A value
+    // nested past what JSON's recursion holds (a stack overflow) is too deep to show at all.
+    if (error instanceof RangeError && /call stack/i.test(error.message))
+      return { content: `(output nested more than ${MAX_NESTING} levels deep, too deep to show)` };
     const reason = error instanceof Error ? error.message : String(error);
     return { content: `(output that cannot be shown as JSON: ${reason})` };
   }
@@ -50,29 +52,11 @@ export function formatOutput(value: unknown): FormattedOutput {
   // Everything after this (secret redaction, the note's JSON block, the copy to the note worker)
   // walks the data recursively: data nested thousands deep (a hostile MCP server's
   // structuredContent) overflowed the stack there. Past MAX_NESTING it is kept as text only.
-  if (nestsDeeperThan(data, MAX_NESTING)) return { content: tooDeep(data) };
+  if (nestsDeeperThan(data, MAX_NESTING)) return { content: json };
   // YAML is for reading; a value this large is cut to the output cap anyway, and the library
   // took seconds over it (200,000 keys: 2.4 s of the main thread), so it is shown as JSON.
   if (json.length > YAML_MAX_JSON) return { content: JSON.stringify(data, null, 2), data };
-  try {
-    return { content: renderData(data), data };
-  } catch {
-    // The YAML library recurses deeper per level than JSON: data nested a few thousand deep
-    // overflowed the stack there, and the call ended in a throw instead of a result.
-    return { content: json, data };
-  }
-}
-
-/** Data nested past {@link MAX_NESTING}: its JSON text when JSON can hold it, else a note why not. */
-function tooDeep(value: unknown): string {
-  try {
-    return JSON.stringify(value);
-  } catch (error) {
-    // A circular value nests without end too; it is not JSON at all.
-    return error instanceof RangeError
-      ? `(output nested more than ${MAX_NESTING} levels deep, too deep to show)`
-      : `(output that cannot be shown as JSON: ${error instanceof Error ? error.message : String(error)})`;
-  }
+  return { content: renderData(data), data };
 }
 
 /** Values whose JSON is longer than this are shown as JSON, not YAML (about 25 ms of YAML). */

@@ -19,7 +19,7 @@ import { makePipelineResult } from './make-result.ts';
 import type { JobOutcome, SeenInfo } from './note-queue.ts';
 import { noteKey } from './note-key.ts';
 import { markNoteWritten } from './note-ledger.ts';
-import { isSameNote, readNote, releaseNote, writtenNoteCap, type NoteRead } from './read-note.ts';
+import { isSameNote, noteCap, readNote, releaseNote, type NoteRead } from './read-note.ts';
 import { settleCalls, type NoteWork, type Ordered } from './settle-calls.ts';
 import { yieldAtItem, yieldWhenSpent } from '../protocol/slice.ts';
 import { chooseTarget, writeBack } from './write-back.ts';
@@ -62,9 +62,7 @@ async function lookAt(
   seen: SeenInfo,
 ): Promise<JobOutcome> {
   // The file stays open until the claim is checked (or we are done with the note): see isSameNote.
-  const cap =
-    kind === 'inbox' ? ctx.config.max_note_bytes : writtenNoteCap(ctx.config.max_note_bytes);
-  const read = await readNote(path, cap, true);
+  const read = await readNote(path, noteCap(ctx.config.max_note_bytes, kind), true);
   try {
     return await lookAtRead(ctx, path, kind, seen, read);
   } finally {
@@ -205,7 +203,7 @@ async function bindRequests(ctx: PipelineContext, text: string, claimed: string)
  */
 export async function resumeNote(ctx: PipelineContext, path: string): Promise<JobOutcome> {
   if (ctx.active.has(path) || isClaimedByOther(basename(path))) return;
-  const read = await readNote(path, writtenNoteCap(ctx.config.max_note_bytes));
+  const read = await readNote(path, noteCap(ctx.config.max_note_bytes, 'in_progress'));
   if (read.kind === 'gone') return;
   if (read.kind === 'linked') {
     // A kill between the two steps of the final move leaves the note under two names.
@@ -259,10 +257,7 @@ async function workClaimed(
     const readAgain = from !== 'in_progress' && !(await isSameNote(preRead, path));
     releaseNote(preRead);
     if (readAgain) {
-      const now = await readNote(
-        path,
-        from === 'inbox' ? ctx.config.max_note_bytes : writtenNoteCap(ctx.config.max_note_bytes),
-      );
+      const now = await readNote(path, noteCap(ctx.config.max_note_bytes, from));
       if (now.kind !== 'text') {
         ctx.logger.warn(
           { note: noteKey(ctx, path), reason: now.kind },

@@ -1,3 +1,4 @@
+import type { FolderKind } from '../vault/watcher.ts';
 import type { Stats } from 'node:fs';
 import { closeQuietly, lstat, readFileNoFollow } from '../vault/fs-calls.ts';
 
@@ -71,6 +72,16 @@ export async function readNote(path: string, maxBytes: number, hold = false): Pr
  */
 export function writtenNoteCap(maxNoteBytes: number): number {
   return maxNoteBytes * 2;
+}
+
+/**
+ * The size cap of a note read from a folder: `max_note_bytes` in the inbox, {@link writtenNoteCap}
+ * anywhere else.
+ * @param maxNoteBytes config `max_note_bytes`.
+ * @param kind the folder.
+ */
+export function noteCap(maxNoteBytes: number, kind: FolderKind): number {
+  return kind === 'inbox' ? maxNoteBytes : writtenNoteCap(maxNoteBytes);
 }
 
 /**

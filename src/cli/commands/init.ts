@@ -6,7 +6,7 @@ import type { Config } from '../../config/types.ts';
 import { ensureLayout, resolveLayout } from '../../vault/index.ts';
 import { EXIT } from '../exit-codes.ts';
 import { builtinRegistry, loadSetup } from '../setup.ts';
-import { renderToolsMarkdown, type NoteLimits } from '../tools-md.ts';
+import { renderToolsMarkdown } from '../tools-md.ts';
 import { UsageError } from '../usage-error.ts';
 import { isVault } from '../vault-check.ts';
 
@@ -27,7 +27,7 @@ export async function runInit(
     const setup = await loadSetup({ config: options.config }, { requireVault: false });
     const created = await createFolders(setup.config);
     const toolsPath = join(setup.config.vault, 'TOOLS.md');
-    await writeFile(toolsPath, renderToolsMarkdown(setup.registry.list(), limitsOf(setup.config)));
+    await writeFile(toolsPath, renderToolsMarkdown(setup.registry.list(), setup.config));
     report(setup.config.vault, created, [toolsPath], [], resolve(options.config));
     return EXIT.ok;
   }
@@ -54,18 +54,10 @@ export async function runInit(
     wrote.push(configPath);
   }
   const toolsPath = join(root, 'TOOLS.md');
-  await writeFile(toolsPath, renderToolsMarkdown(builtinRegistry().list(), limitsOf(config)));
+  await writeFile(toolsPath, renderToolsMarkdown(builtinRegistry().list(), config));
   wrote.push(toolsPath);
   report(root, created, wrote, kept, configPath);
   return EXIT.ok;
-}
-
-function limitsOf(config: Config): NoteLimits {
-  return {
-    maxNoteBytes: config.max_note_bytes,
-    maxCallsPerNote: config.max_calls_per_note,
-    folders: config.folders,
-  };
 }
 
 async function createFolders(config: Config): Promise<string[]> {
