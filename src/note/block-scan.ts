@@ -288,11 +288,26 @@ function htmlKind(text: string): number {
   return -1;
 }
 
-// One stack for the line columns block quotes change (the line and its four columns), kept from
-// parse to parse (parses never overlap): a quote 8 deep over 20,000 lines saves 800,000 numbers,
-// which arrays grown by push copied into the old generation.
+// One stack for the line columns block quotes change (two numbers a line: Scan.saveQuoted), kept
+// from parse to parse (parses never overlap): a quote 8 deep over 20,000 lines saves 320,000
+// numbers, which arrays grown by push copied into the old generation.
 let savedColumns = new Int32Array(1024);
 const SAVED_KEEP = 65_536;
+
+// Tests only: the four columns of every line saved, in full, and where each open quote's start,
+// to check that what a quote puts back is what it found.
+let restoreCheck: number[] | undefined;
+const restoreBase: number[] = [];
+
+/**
+ * Check, until turned off, that every line a block quote puts back gets the columns it had
+ * before the quote (a parse that finds otherwise throws).
+ * @param on whether to check.
+ */
+export function checkQuoteRestoresForTest(on: boolean): void {
+  restoreCheck = on ? [] : undefined;
+  restoreBase.length = 0;
+}
 
 class Scan {
   readonly src: string;
@@ -642,6 +657,7 @@ class Scan {
     const oldLineMax = this.lineMax;
     // The lines the quote changes, each with its four columns as they were.
     const base = this.savedTop;
+    if (restoreCheck !== undefined) restoreBase.push(restoreCheck.length);
     const oldParent = this.parent;
     this.parent = Parent.Other;
     this.openQuotes.push(this.nextQuoteId++);
@@ -675,6 +691,7 @@ class Scan {
       if (pos >= max) break;
       // A `>` indented four columns or more (from the container's content) marks no quote: the
       // line is lazy, or ends the quote (markdown-it reads it as the quote's).
+      const at = pos;
       if (src.charCodeAt(pos++) === 0x3e && !isOutdented && lineCount - this.blkIndent < 4) {
         // A `>` line: the quote's content starts after the marker and one optional space.
         let initial = lineCount + 1;
@@ -695,7 +712,7 @@ class Scan {
           }
         }
         let offset = initial;
-        this.save(nextLine);
+        this.saveQuoted(nextLine, pos - at - 1, spaceAfterMarker);
         bMarks[nextLine] = pos;
         for (; pos < max; pos++) {
           const c = src.charCodeAt(pos);
@@ -719,13 +736,13 @@ class Scan {
       if (this.interrupts(nextLine)) {
         this.lineMax = nextLine;
         if (this.blkIndent !== 0) {
-          this.save(nextLine);
+          this.saveCount(nextLine);
           sCount[nextLine] = lineCount - this.blkIndent;
         }
         break;
       }
       // A lazy line: a paragraph's continuation inside the quote, never a block's start.
-      this.save(nextLine);
+      this.saveCount(nextLine);
       sCount[nextLine] = -1;
     }
     if (runStart >= 0) this.keepLazyRun(runStart, nextLine);
@@ -748,15 +765,7 @@ class Scan {
     // blocks ended (a line they did not take, such as a lazy line that starts a block of its own,
     // or the line that ended the quote) and the one before. Blocks go forward, so no rule reads
     // the lines the quote's blocks took. The records are in line order: walk back from the top.
-    const saved = this.saved;
-    const from = this.line - 1;
-    for (let i = this.savedTop - 5; i >= base && (saved[i] as number) >= from; i -= 5) {
-      const line = saved[i] as number;
-      bMarks[line] = saved[i + 1] as number;
-      bsCount[line] = saved[i + 2] as number;
-      sCount[line] = saved[i + 3] as number;
-      tShift[line] = saved[i + 4] as number;
-    }
+    this.restore(base, this.line - 1);
     this.savedTop = base;
     this.blkIndent = oldIndent;
   }
@@ -793,21 +802,119 @@ class Scan {
     return false;
   }
 
-  /** Keep `line`'s four columns as they are, for a block quote to put back when it ends. */
-  save(line: number): void {
-    if (this.savedTop + 5 > this.saved.length) {
+  /**
+   * Room for `n` more numbers on the stack of saved columns.
+   * @param n how many.
+   */
+  room(n: number): Int32Array {
+    if (this.savedTop + n > this.saved.length) {
       const larger = new Int32Array(this.saved.length * 2);
       larger.set(this.saved);
       this.saved = savedColumns = larger;
     }
-    const saved = this.saved;
+    return this.saved;
+  }
+
+  /**
+   * Keep `line`'s sCount as it is (a lazy line's, or the line that ends the quote: the one column
+   * a quote changes there), for the quote to put back when it ends.
+   */
+  saveCount(line: number): void {
+    if (restoreCheck !== undefined) restoreCheck.push(...this.columnsOf(line));
+    const saved = this.room(2);
+    saved[this.savedTop] = line * 2;
+    saved[this.savedTop + 1] = this.sCount[line] as number;
+    this.savedTop += 2;
+  }
+
+  /**
+   * Keep `line`'s four columns as they are, before a quote takes its `>` (and `extra` more
+   * characters, the space or tab after it, which `spaceAfterMarker` says followed it) and changes
+   * them. Two numbers, the line and its indentation before the marker (characters and columns),
+   * from which the rest is worked out when the quote ends: the columns the quote writes are then
+   * still in the table for every line it puts back (below). Five numbers a line made the stack of
+   * a quote 8 deep over 1 MB 2.2 MB, over this machine's 2 MB second-level cache, and the parse
+   * 1.6 times slower than a 100 KB note's per byte (bench/README.md, item 42). A line indented
+   * by 32,768 characters or 16,384 columns or more would keep all four in six numbers: none is
+   * today (a `>` is read within 4 columns of its container's content, which nested list items
+   * move at most a few thousand columns in before MAX_NESTING), but the stack stays exact if
+   * that changes.
+   */
+  saveQuoted(line: number, extra: number, spaceAfterMarker: boolean): void {
+    if (restoreCheck !== undefined) restoreCheck.push(...this.columnsOf(line));
+    const shift = this.tShift[line] as number;
+    const count = this.sCount[line] as number;
+    if (shift < 0x8000 && count >= 0 && count < 0x4000) {
+      const saved = this.room(2);
+      saved[this.savedTop] = line * 2 + 1;
+      saved[this.savedTop + 1] = (count << 17) | (shift << 2) | (spaceAfterMarker ? 2 : 0) | extra;
+      this.savedTop += 2;
+      return;
+    }
+    const saved = this.room(6);
     const top = this.savedTop;
-    saved[top] = line;
-    saved[top + 1] = this.bMarks[line] as number;
-    saved[top + 2] = this.bsCount[line] as number;
-    saved[top + 3] = this.sCount[line] as number;
-    saved[top + 4] = this.tShift[line] as number;
-    this.savedTop = top + 5;
+    saved[top] = this.bMarks[line] as number;
+    saved[top + 1] = this.bsCount[line] as number;
+    saved[top + 2] = count;
+    saved[top + 3] = shift;
+    saved[top + 4] = line * 2 + 1;
+    saved[top + 5] = -1;
+    this.savedTop = top + 6;
+  }
+
+  /**
+   * Put back the columns the records above `base` kept, for the lines from `from` on (the records
+   * are in line order: walk back from the top). What a quote wrote on a line it puts back is
+   * still in the table: a rule inside the quote that changes a line's columns (a list item's
+   * first line, a quote inside) puts them back before the quote ends, for every line from where
+   * its own blocks ended, and the quote's blocks end at or after those.
+   */
+  restore(base: number, from: number): void {
+    const { bMarks, bsCount, sCount, tShift, saved } = this;
+    let check = restoreCheck === undefined ? -1 : restoreCheck.length;
+    for (let i = this.savedTop; i > base;) {
+      const tag = saved[i - 2] as number;
+      const line = tag >> 1;
+      if (line < from) break;
+      const value = saved[i - 1] as number;
+      if ((tag & 1) === 0) {
+        sCount[line] = value;
+        i -= 2;
+      } else if (value >= 0) {
+        const count = value >> 17;
+        const shift = (value >> 2) & 0x7fff;
+        bMarks[line] = (bMarks[line] as number) - shift - 1 - (value & 1);
+        bsCount[line] = (bsCount[line] as number) - count - 1 - ((value >> 1) & 1);
+        sCount[line] = count;
+        tShift[line] = shift;
+        i -= 2;
+      } else {
+        bMarks[line] = saved[i - 6] as number;
+        bsCount[line] = saved[i - 5] as number;
+        sCount[line] = saved[i - 4] as number;
+        tShift[line] = saved[i - 3] as number;
+        i -= 6;
+      }
+      if (restoreCheck !== undefined) {
+        check -= 5;
+        const kept = restoreCheck.slice(check, check + 5);
+        const now = this.columnsOf(line);
+        if (kept.join() !== now.join())
+          throw new Error(`line ${line} put back as ${now.join()}, was ${kept.join()}`);
+      }
+    }
+    if (restoreCheck !== undefined) restoreCheck.length = restoreBase.pop() as number;
+  }
+
+  /** A line and its four columns (for the check of {@link checkQuoteRestoresForTest}). */
+  columnsOf(line: number): number[] {
+    return [
+      line,
+      this.bMarks[line] as number,
+      this.bsCount[line] as number,
+      this.sCount[line] as number,
+      this.tShift[line] as number,
+    ];
   }
 
   isHr(line: number): boolean {
@@ -1108,10 +1215,18 @@ class Scan {
   fenceContent(begin: number, end: number, indent: number): string {
     const src = this.src;
     let out = '';
+    // A run of lines taken whole, their line endings with them: one slice of the note for them
+    // all. Appending each line and a line ending made a tree of strings that the first search
+    // of the content copied into one (a note of 12,000 calls: two more strings a call to trace
+    // and copy while the parse went on; bench/README.md, item 42).
+    let runFrom = 0;
+    let runTo = -1;
     for (let line = begin; line < end; line++) {
       let pos = this.bMarks[line] as number;
       const max = this.eMarks[line] as number;
       if (this.blkIndent > 0 && pos + (this.tShift[line] as number) >= max) {
+        if (runTo >= 0) out += src.slice(runFrom, runTo);
+        runTo = -1;
         out += '\n';
         continue;
       }
@@ -1125,10 +1240,24 @@ class Scan {
           left--;
         }
         if (left === 0 || src.charCodeAt(pos) !== TAB) {
-          out += `${src.slice(pos, max)}\n`;
+          if (pos === runTo && max < src.length) {
+            // The line goes on the run (`src[max]` is its line ending).
+            runTo = max + 1;
+            continue;
+          }
+          if (runTo >= 0) out += src.slice(runFrom, runTo);
+          if (max < src.length) {
+            runFrom = pos;
+            runTo = max + 1;
+          } else {
+            runTo = -1;
+            out += `${src.slice(pos, max)}\n`;
+          }
           continue;
         }
       }
+      if (runTo >= 0) out += src.slice(runFrom, runTo);
+      runTo = -1;
       // A tab reaches the next multiple of 4 of its column in the line as written.
       let column = 0;
       for (let i = src.lastIndexOf('\n', pos - 1) + 1; i < pos; i++)
@@ -1151,6 +1280,7 @@ class Scan {
       }
       out += `${src.slice(pos, max)}\n`;
     }
+    if (runTo >= 0) out += src.slice(runFrom, runTo);
     return out;
   }
 
