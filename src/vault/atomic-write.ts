@@ -4,6 +4,7 @@ import { basename, dirname, join } from 'node:path';
 import { rename, writeNewFile } from './fs-calls.ts';
 import { fsyncDirectory } from './fsync-dir.ts';
 import { isVanished, toVaultIoError } from './fs-errors.ts';
+import { fitName } from './file-names.ts';
 
 /** Options of {@link writeFileAtomic}. */
 export interface WriteFileAtomicOptions {
@@ -44,9 +45,10 @@ export async function writeFileAtomic(
   options: WriteFileAtomicOptions = {},
 ): Promise<void> {
   const dir = dirname(path);
+  // The note's name cut short when it is nearly as long as the file system takes.
   const temp = join(
     dir,
-    `.${basename(path)}.vaultd-${process.pid}-${(tempCounter++).toString(36)}.tmp`,
+    fitName(`.${basename(path)}`, `.vaultd-${process.pid}-${(tempCounter++).toString(36)}.tmp`),
   );
   let mode = options.mode;
   if (mode === undefined) {

@@ -1,6 +1,7 @@
 import { basename, extname, join } from 'node:path';
 import { lstat, rename } from './fs-calls.ts';
 import { errnoCode, isVanished, toVaultIoError } from './fs-errors.ts';
+import { isTooLong } from './file-names.ts';
 import type { VaultLayout } from './layout.ts';
 import { moveNoOverwrite } from './move.ts';
 import { isProcessAlive, selfIdentity, type ProcessIdentity } from './process-identity.ts';
@@ -87,7 +88,9 @@ export async function claimNote(
   layout: VaultLayout,
   held?: Set<string>,
 ): Promise<string | null> {
-  const dest = join(layout.inProgress, claimedName(basename(src)));
+  const tagged = claimedName(basename(src));
+  if (isTooLong(tagged)) return claimUntagged(src, layout, held);
+  const dest = join(layout.inProgress, tagged);
   held?.add(dest);
   try {
     await rename(src, dest);
@@ -108,5 +111,34 @@ export async function claimNote(
       return moved;
     }
     throw toVaultIoError('claim', src, error);
+  }
+}
+
+/**
+ * Claim a note whose name is too long to carry the claim tag (over about 225 bytes: 75 Chinese
+ * characters): moved into `In_Progress/` under its own name, without overwriting a note there
+ * (a taken name gets a number), so it keeps its name in the folder it goes to next. Without the
+ * tag the name does not tell which process claimed it, which only matters when two vaultd
+ * processes work on one vault at once, and the vault's lock keeps that from happening. A claim
+ * under a tagged name failed with ENAMETOOLONG: the note stayed in the inbox, never run and
+ * never told why, its error logged at every scan.
+ */
+async function claimUntagged(
+  src: string,
+  layout: VaultLayout,
+  held?: Set<string>,
+): Promise<string | null> {
+  const expected = join(layout.inProgress, basename(src));
+  held?.add(expected);
+  try {
+    const moved = await moveNoOverwrite(src, layout.inProgress, basename(src));
+    if (moved !== expected) {
+      held?.delete(expected);
+      if (moved !== null) held?.add(moved);
+    }
+    return moved;
+  } catch (error) {
+    held?.delete(expected);
+    throw error;
   }
 }

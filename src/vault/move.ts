@@ -4,6 +4,7 @@ import { basename, dirname, extname, join } from 'node:path';
 import { lstat, rename } from './fs-calls.ts';
 import { fsyncDirectory } from './fsync-dir.ts';
 import { errnoCode, isVanished, toVaultIoError } from './fs-errors.ts';
+import { fitName } from './file-names.ts';
 import type { VaultLayout } from './layout.ts';
 import { readClaimedName } from './claim.ts';
 
@@ -21,7 +22,8 @@ export interface MoveOptions {
 const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'ENOSYS', 'EMLINK']);
 
 /**
- * The name to try after `name` is taken: `task.md`, `task-1.md`, `task-2.md`…
+ * The name to try after `name` is taken: `task.md`, `task-1.md`, `task-2.md`… (the stem cut
+ * short when the name would be longer than the file system takes).
  * @param name the wanted file name.
  * @param attempt 0 for the name itself, n for the n-th suffix.
  */
@@ -29,7 +31,8 @@ export function suffixedName(name: string, attempt: number): string {
   if (attempt === 0) return name;
   const ext = extname(name);
   const stem = ext === '' || ext === name ? name : name.slice(0, -ext.length);
-  return `${stem}-${attempt}${ext === name ? '' : ext}`;
+  // A name as long as the file system takes is cut short to make room for the number.
+  return fitName(stem, `-${attempt}${ext === name ? '' : ext}`);
 }
 
 /**

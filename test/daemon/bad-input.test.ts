@@ -158,6 +158,27 @@ describe('vaultd run with hostile input: clear errors, nothing lost, daemon stay
     assert.equal(resultsOf(await vault.read('Done', name))[0]?.content, 'ok');
   });
 
+  it('runs a note whose name is as long as the file system takes, and keeps the name', async () => {
+    // 84 Chinese characters and `.md`: 255 bytes, the most a Linux name holds. The claim's name
+    // in In_Progress/ (the note's name and a tag) did not fit: the note stayed in the inbox,
+    // never run, its error logged at every scan.
+    const name = `${'研究笔记'.repeat(21)}.md`;
+    assert.equal(Buffer.byteLength(name), 255);
+    await vault.drop(name, note('Long', callBlock('side_effect', { label: 'long-name' })));
+    await inFolder(name, 'Done');
+    assert.equal(resultsOf(await vault.read('Done', name))[0]?.status, 'success');
+    // The same name again, while the first is in Done/: a numbered name, cut short to fit.
+    await vault.drop(name, note('Long', callBlock('side_effect', { label: 'long-name 2' })));
+    const second = await waitFor(
+      async () => (await vault.list('Done')).find((n) => n !== name && n.startsWith('研究')),
+      { message: 'the second long-named note in Done/' },
+    );
+    assert.ok(second.endsWith('-1.md') && Buffer.byteLength(second) <= 255, second);
+    const log = await readFile(sideLog, 'utf8');
+    assert.equal(log.match(/start long-name\n/g)?.length, 1);
+    assert.equal(log.match(/start long-name 2/g)?.length, 1);
+  });
+
   it('ignores dot files and editor temp files in the inbox', async () => {
     const call = note('Temp', callBlock('side_effect', { label: 'temp-file' }));
     for (const name of [

@@ -38,6 +38,16 @@ describe('suffixedName', () => {
     assert.equal(suffixedName('README', 3), 'README-3');
     assert.equal(suffixedName('.hidden', 1), '.hidden-1');
   });
+
+  it('cuts the name short, at a character, when the number would take it past 255 bytes', () => {
+    const long = `${'é'.repeat(125)}.md`; // 253 bytes
+    const next = suffixedName(long, 12);
+    assert.ok(Buffer.byteLength(next) <= 255, `${Buffer.byteLength(next)} bytes`);
+    assert.equal(next, `${'é'.repeat(124)}-12.md`);
+    // Never half a character: a stem of 4-byte characters loses whole ones.
+    const emoji = `${'😀'.repeat(63)}.md`; // 255 bytes
+    assert.equal(suffixedName(emoji, 1), `${'😀'.repeat(62)}-1.md`);
+  });
 });
 
 describe('moveNoOverwrite', () => {
