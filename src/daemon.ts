@@ -35,7 +35,7 @@ import {
   type VaultLayout,
 } from './vault/index.ts';
 import { isVanished } from './vault/fs-errors.ts';
-import { listNotes } from './vault/scan.ts';
+import { listNotes, moveUnnamable } from './vault/scan.ts';
 import type { ToolPack } from './protocol/pack.ts';
 import { PackHost } from './tools/host.ts';
 import { relative } from 'node:path';
@@ -411,6 +411,17 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
 
   const reconcile = async (): Promise<number> => {
     let queued = 0;
+    const unnamable = await moveUnnamable(layout.inbox, layout.failed);
+    for (const name of unnamable.moved)
+      logger.error(
+        { note: name, code: 'NOTE_NOT_TEXT' },
+        "a note's file name is not valid UTF-8, so vaultd cannot name it: moved to Failed/ unchanged, unread; give it a UTF-8 name",
+      );
+    for (const { name, error } of unnamable.failed)
+      logger.error(
+        { note: name, err: error },
+        "a note's file name is not valid UTF-8, and it could not be moved to Failed/; it stays in the inbox, unread",
+      );
     for (const folder of folders) {
       for (const path of await listNotes(folder.path)) {
         queue.add(path, folder.kind);

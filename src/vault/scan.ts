@@ -1,5 +1,7 @@
-import { readdir } from 'node:fs/promises';
+import { isUtf8 } from 'node:buffer';
+import { link, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { errnoCode } from './fs-errors.ts';
 import { isNoteFile } from './note-files.ts';
 
 /**
@@ -19,4 +21,56 @@ export async function listNotes(dir: string): Promise<string[]> {
     .filter((e) => e.isFile() && isNoteFile(e.name))
     .map((e) => join(dir, e.name))
     .sort();
+}
+
+/**
+ * Move the notes of `dir` whose names are not valid UTF-8 to `failedDir`, unchanged and under
+ * the same bytes (a number added when taken), and return their names as best shown. Such a name
+ * has no string vaultd could read, claim or move the note by: Node.js lists it with replacement
+ * characters, a name no file has, so the note stayed in the inbox, never run and never told why.
+ * The move is a hard link, then an unlink: never over another file. A file system without hard
+ * links, or any other failure, leaves the note where it is (the caller logs it).
+ * @param dir absolute path of the folder (the inbox).
+ * @param failedDir absolute path of `Failed/`.
+ */
+export async function moveUnnamable(
+  dir: string,
+  failedDir: string,
+): Promise<{ moved: string[]; failed: { name: string; error: unknown }[] }> {
+  const out = { moved: [] as string[], failed: [] as { name: string; error: unknown }[] };
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true, encoding: 'buffer' });
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return out;
+    throw error;
+  }
+  const dirBytes = Buffer.from(`${dir}/`);
+  const failedBytes = Buffer.from(`${failedDir}/`);
+  for (const entry of entries) {
+    const name = entry.name;
+    if (isUtf8(name) || !entry.isFile()) continue;
+    const shown = name.toString('utf8');
+    if (!isNoteFile(shown)) continue;
+    const src = Buffer.concat([dirBytes, name]);
+    const stem = name.subarray(0, name.length - 3);
+    try {
+      for (let n = 0; ; n++) {
+        const target =
+          n === 0 ? name : Buffer.concat([stem, Buffer.from(`-${n}`), name.subarray(-3)]);
+        try {
+          await link(src, Buffer.concat([failedBytes, target]));
+        } catch (error) {
+          if (errnoCode(error) === 'EEXIST' && n < 1000) continue;
+          throw error;
+        }
+        await unlink(src);
+        out.moved.push(shown);
+        break;
+      }
+    } catch (error) {
+      out.failed.push({ name: shown, error });
+    }
+  }
+  return out;
 }

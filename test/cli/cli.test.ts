@@ -188,6 +188,26 @@ describe('vaultd CLI as a child process', () => {
     assert.match(status.stdout, /search_web +1 +0 +1/);
   });
 
+  it('once moves a note whose file name is not UTF-8 to Failed/, unchanged, and says why', async () => {
+    // Node.js lists such a name with replacement characters, a name no file has: the note sat in
+    // the inbox, never run and never told why.
+    const name = Buffer.from([0x62, 0x61, 0x64, 0xff, 0xfe, 0x2e, 0x6d, 0x64]); // bad\xff\xfe.md
+    const body = Buffer.from(note('Bad', callBlock('search_web', { query: 'never' })));
+    const inbox = Buffer.from(join(vault.root, 'Needs_Action/'));
+    const failed = Buffer.from(join(vault.root, 'Failed/'));
+    await writeFile(Buffer.concat([inbox, name]), body);
+    // One of that name already in Failed/: the note takes the next number, never its place.
+    await writeFile(Buffer.concat([failed, name]), 'earlier');
+    const res = await runCli(['once', '--config', vault.configPath]);
+    assert.equal(res.code, 0, res.stdout + res.stderr);
+    assert.match(res.stdout + res.stderr, /file name is not valid UTF-8.*moved to Failed/);
+    const inInbox = await readdir(inbox, { encoding: 'buffer' });
+    assert.equal(inInbox.filter((n) => n.includes(0xff)).length, 0);
+    const numbered = Buffer.concat([name.subarray(0, 5), Buffer.from('-1.md')]);
+    assert.deepEqual(await readFile(Buffer.concat([failed, numbered])), body);
+    assert.equal(await readFile(Buffer.concat([failed, name]), 'utf8'), 'earlier');
+  });
+
   it('once draws a progress bar on a terminal, and none when the output is not one', async (t) => {
     if (spawnSync('script', ['--version']).status !== 0) {
       t.skip('util-linux script(1) is not installed');
