@@ -92,4 +92,52 @@ describe('kill -9 between a finished call and the write-back', () => {
       assert.equal(await again.stop(), 0);
     }
   });
+
+  it('resumes a note whose name left no room for the claim tag, under its own name', async () => {
+    // 255 bytes: claimed under its own name, with no tag naming the process (docs/reliability.md).
+    const name = `${'研究笔记'.repeat(21)}.md`;
+    const started = await startPluginDaemon();
+    const long = started.vault;
+    const { daemon, sideLog } = started;
+    try {
+      await long.drop(
+        name,
+        note(
+          'Long',
+          callBlock('side_effect', { label: 'quick' }, 'quick'),
+          callBlock('side_effect', { label: 'slow', ms: 10_000 }, 'slow'),
+        ),
+      );
+      const ledger = join(long.root, '.vaultd', 'ledger.jsonl');
+      await waitFor(
+        async () =>
+          existsSync(ledger) &&
+          /"t":"done","k":"id:quick:/.test(await readFile(ledger, 'utf8')) &&
+          /start slow/.test(await readFile(sideLog, 'utf8')),
+      );
+      daemon.child.kill('SIGKILL');
+      await daemon.exited;
+      assert.deepEqual(await long.list('In_Progress'), [name]);
+      const again = startCli(['run', '--config', long.configPath]);
+      try {
+        await again.ready();
+        await waitFor(async () => (await long.whereIs(name)) === 'Failed');
+        const results = resultsOf(await long.read('Failed', name));
+        assert.deepEqual(
+          results.map((r) => [r.id, r.status]),
+          [
+            ['quick', 'success'],
+            ['slow', 'interrupted'],
+          ],
+        );
+        const log = await readFile(sideLog, 'utf8');
+        assert.equal(log.match(/start quick/g)?.length, 1);
+        assert.equal(log.match(/start slow/g)?.length, 1);
+      } finally {
+        assert.equal(await again.stop(), 0);
+      }
+    } finally {
+      await long.cleanup();
+    }
+  });
 });
