@@ -260,6 +260,24 @@ describe('vaultd check, the agents’ linter', () => {
     assert.match(res.stdout, /^2 note\(s\), 3 call\(s\), 1 error\(s\)$/m);
   });
 
+  it('a note whose file name is not UTF-8 is one BAD_FILE_NAME error, not "no such file"', async () => {
+    const root = join(vault.root, 'Bytes');
+    await mkdir(root);
+    const name = Buffer.from([0x62, 0x61, 0x64, 0xff, 0x2e, 0x6d, 0x64]); // bad\xff.md
+    await writeFile(
+      Buffer.concat([Buffer.from(`${root}/`), name]),
+      note('B', callBlock('slow_echo', { text: 'b', ms: 1 })),
+    );
+    const res = await runCli(['check', root], {}, { cwd: root });
+    assert.equal(res.code, 1, res.stdout + res.stderr);
+    const lines = findings(res.stdout);
+    assert.deepEqual(
+      lines.map((l) => [l.code, l.severity]),
+      [['BAD_FILE_NAME', 'error']],
+    );
+    assert.match(lines[0]?.message ?? '', /not valid UTF-8.*give it a UTF-8 name/);
+  });
+
   it('exit codes: 0 clean, 1 an error, 2 a path that does not exist or a bad config', async () => {
     const good = join(vault.root, 'good.md');
     await writeFile(good, note('G', callBlock('slow_echo', { text: 'g', ms: 1 })));

@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { ApprovalGate, readAllowedTools } from '../../approval/index.ts';
 import { Executor } from '../../execute/index.ts';
 import { parseNote } from '../../note/index.ts';
@@ -66,7 +66,16 @@ export async function checkNote(
   };
   const read = await readNote(path, context.maxBytes);
   if (read.kind === 'gone') {
-    at(1, 1, 'error', 'ENOENT', 'no such file');
+    // A name that is not valid UTF-8 is listed with replacement characters, a name no file has.
+    if (basename(path).includes('\uFFFD'))
+      at(
+        1,
+        1,
+        'error',
+        'BAD_FILE_NAME',
+        'the file name is not valid UTF-8, so vaultd cannot read the note by it (the daemon moves such notes to Failed/ unread); give it a UTF-8 name',
+      );
+    else at(1, 1, 'error', 'ENOENT', 'no such file');
     return findings;
   }
   if (read.kind !== 'text') {
