@@ -1,4 +1,4 @@
-import { CST, isMap, isScalar, Lexer, parseDocument, stringify } from 'yaml';
+import { CST, isMap, isScalar, Lexer, parseDocument, stringify, visit, YAMLParseError } from 'yaml';
 import type { Document } from 'yaml';
 import { makePlacer } from './places.ts';
 import type { Placer } from './places.ts';
@@ -15,6 +15,16 @@ const MAX_ALIAS_COUNT = 100;
 const MAX_ALIASES = 100;
 /** Collections a YAML front-matter may open on one line (`- - - x`, `[[[x]]]`). */
 const MAX_NESTING_ON_A_LINE = 64;
+/**
+ * The most front-matter, in characters, handed to the YAML library: it reads about 1 ms a
+ * kilobyte of plain block lists and 4 ms a kilobyte of lines that are each an error (tabs as
+ * indentation, a quote left open), so 5 MB held the note worker 28 s and made 1.7 million
+ * problems (bench/README.md, item 44). Plain `key: value` front-matter of any size is read by
+ * vaultd's own reader.
+ */
+export const MAX_YAML_CHARS = 256 * 1024;
+/** Front-matter problems listed at most; the rest are counted in one more. */
+const MAX_PROBLEMS = 20;
 
 /**
  * Why the YAML library is not asked to read this front-matter, or null. Its composer is
@@ -25,6 +35,8 @@ const MAX_NESTING_ON_A_LINE = 64;
  * lines need their indentation, which bounds their depth by the note's size.
  */
 function tooCostlyYaml(content: string): string | null {
+  if (content.length > MAX_YAML_CHARS)
+    return `it is ${Math.ceil(content.length / 1024)} KiB of YAML, over the ${MAX_YAML_CHARS / 1024} KiB vaultd reads with a YAML library (plain key: value lines have no limit)`;
   let aliases = 0;
   // Flow collections open (they go on over lines), and block items started on this line
   // (`- - - x`, `? ? x`: only one line can nest them without more indentation).
@@ -55,6 +67,25 @@ function tooCostlyYaml(content: string): string | null {
     }
   }
   return null;
+}
+
+/**
+ * Front-matter longer than this (characters) is read in the note worker, as a long note is: the
+ * YAML library reads 8 KiB of the costliest front-matter in about 25 ms, and 60 KiB of it would
+ * hold the main thread for 200 ms (bench/README.md, item 44).
+ */
+export const INLINE_FRONT_MATTER_CHARS = 8 * 1024;
+
+/**
+ * Whether a note's front-matter is longer than {@link INLINE_FRONT_MATTER_CHARS}.
+ * @param text the note.
+ */
+export function hasLongFrontMatter(text: string): boolean {
+  const at = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  if (!text.startsWith('---', at) && !text.startsWith('+++', at)) return false;
+  if (text.length - at <= INLINE_FRONT_MATTER_CHARS) return false;
+  const span = splitFrontMatter(text);
+  return span !== null && span.contentEnd - span.contentStart > INLINE_FRONT_MATTER_CHARS;
 }
 
 /** Front-matter as data, with the problems met while reading it. */
@@ -139,13 +170,21 @@ export function readFrontMatterSpan(
     return { severity, start: place(from), end: place(Math.max(from, to)) };
   };
   const diagnostics: Diagnostic[] = [];
-  for (const e of doc.errors) {
+  // The first problems of each kind, and a count of the rest: a line that is an error repeated
+  // over 64 KB made 21,000 of them, each placed and carried with the note's parse.
+  for (const e of doc.errors.slice(0, MAX_PROBLEMS)) {
     const message = `front-matter is not valid YAML: ${firstLine(e.message)}; fix it so vaultd can read and update it`;
     diagnostics.push({ ...at(e.pos, 'warning'), code: 'invalid-front-matter', message });
   }
-  for (const w of doc.warnings) {
+  for (const w of doc.warnings.slice(0, MAX_PROBLEMS)) {
     const message = `front-matter YAML: ${firstLine(w.message)}`;
     diagnostics.push({ ...at(w.pos, 'warning'), code: 'front-matter-warning', message });
+  }
+  const more =
+    Math.max(0, doc.errors.length - MAX_PROBLEMS) + Math.max(0, doc.warnings.length - MAX_PROBLEMS);
+  if (more > 0) {
+    const message = `front-matter has ${more} more YAML problems like these`;
+    diagnostics.push(whole('warning', 'front-matter-warning', message));
   }
   if (doc.errors.length > 0) return { data: {}, diagnostics };
   if (doc.contents === null) return { data: {}, diagnostics };
@@ -325,7 +364,37 @@ function dataOf(doc: Document.Parsed): unknown {
 }
 
 function parseEditable(content: string): Document.Parsed {
-  return parseDocument(content, { prettyErrors: false, uniqueKeys: true });
+  // Keys are checked for uniqueness here, once each, rather than by the library, which compares
+  // every key of a mapping with every key before it: 18,000 keys took 1.3 s.
+  const doc = parseDocument(content, { prettyErrors: false, uniqueKeys: false });
+  addDuplicateKeyErrors(doc);
+  return doc;
+}
+
+/**
+ * Add the library's own error for each key that repeats an earlier key of the same mapping (as
+ * its `uniqueKeys` check finds them: scalar keys of equal value), found with one set a mapping.
+ * @param doc a parsed document.
+ */
+function addDuplicateKeyErrors(doc: Document.Parsed): void {
+  visit(doc, {
+    Map(_, map) {
+      const seen = new Set<unknown>();
+      for (const pair of map.items) {
+        const key = pair.key;
+        // NaN is no key's equal in the library's comparison, as a Set would have it.
+        if (!isScalar(key) || Number.isNaN(key.value)) continue;
+        if (seen.has(key.value)) {
+          const range = key.range ?? [0, 0];
+          doc.errors.push(
+            new YAMLParseError([range[0], range[1]], 'DUPLICATE_KEY', 'Map keys must be unique'),
+          );
+        } else {
+          seen.add(key.value);
+        }
+      }
+    },
+  });
 }
 
 function formatPair(key: string, value: unknown): string {

@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { readApprovalSection } from '../approval/section-parse.ts';
 import type { ApprovalSectionRead } from '../approval/section-types.ts';
 import { parseNote } from './find-calls.ts';
+import { hasLongFrontMatter } from './front-matter.ts';
 import { EditedText, ParseAssembler, type PackEdit, type ParsePart } from './transfer.ts';
 import { applyWriteBack, type NoteJob, type WriteBackEdit } from './worker-ops.ts';
 import { RecentTexts } from './recent-texts.ts';
@@ -85,6 +86,14 @@ export class NoteWorker {
   }
 
   /**
+   * Whether a note is parsed and edited in the calling thread: a short note, with short
+   * front-matter (long front-matter goes to the YAML library, which reads it slowly).
+   */
+  isInline(text: string): boolean {
+    return text.length <= this.#inlineChars && !hasLongFrontMatter(text);
+  }
+
+  /**
    * Parse a note (see `parseNote`).
    * @param text the note.
    * @throws NoteTooComplexError past the deadline.
@@ -93,10 +102,9 @@ export class NoteWorker {
     // A note is parsed when it is found and again, unchanged, once claimed.
     const recent = this.#recent.get(text);
     if (recent !== undefined) return recent;
-    const parsed =
-      text.length <= this.#inlineChars
-        ? parseNote(text)
-        : ((await this.#post({ op: 'parse', text })) as ParsedNote);
+    const parsed = this.isInline(text)
+      ? parseNote(text)
+      : ((await this.#post({ op: 'parse', text })) as ParsedNote);
     this.#recent.set(text, parsed);
     return parsed;
   }
@@ -127,7 +135,7 @@ export class NoteWorker {
    * @throws NoteTooComplexError past the deadline.
    */
   async edit(text: string, edit: WriteBackEdit): Promise<EditedText> {
-    if (text.length <= this.#inlineChars && edit.results.length <= INLINE_RESULTS) {
+    if (this.isInline(text) && edit.results.length <= INLINE_RESULTS) {
       const out = applyWriteBack(text, edit);
       return new EditedText(out === text, out);
     }

@@ -38,6 +38,25 @@ describe('NoteWorker: large notes off the main thread', () => {
   const worker = new NoteWorker({ inlineChars: 1024, timeoutMs: 10_000 });
   after(() => worker.close());
 
+  it('reads a short note with long front-matter in the worker too, and the same as in the thread', async () => {
+    // The YAML library reads 1–4 ms a kilobyte: front-matter over 8 KiB is read off the main
+    // thread whatever the note's length.
+    const inlineWorker = new NoteWorker({ timeoutMs: 10_000 });
+    try {
+      const tags = Array.from({ length: 1500 }, (_, i) => `  - tag${i}`).join('\n');
+      const text = `---\ntitle: long\ntags:\n${tags}\n---\n${call}`;
+      assert.ok(text.length < 64 * 1024 && text.length > 8 * 1024);
+      assert.equal(inlineWorker.isInline(text), false);
+      assert.equal(inlineWorker.isInline(`---\ntitle: short\n---\n${'x'.repeat(20_000)}`), true);
+      assert.equal(inlineWorker.isInline(`${'x'.repeat(20_000)}\n---\n`), true);
+      const parsed = await inlineWorker.parse(text);
+      assert.deepEqual(parsed.calls, parseNote(text).calls);
+      assert.equal((parsed.data['tags'] as unknown[]).length, 1500);
+    } finally {
+      await inlineWorker.close();
+    }
+  });
+
   it('parses a large note in the worker exactly as parseNote does in the thread', async () => {
     const text = `---\ntitle: big\n---\n${'A paragraph of prose.\n\n'.repeat(200)}${call}`;
     assert.ok(text.length > 1024);
