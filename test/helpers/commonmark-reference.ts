@@ -15,10 +15,11 @@ export type Reading = ReturnType<typeof readForTest>;
 /** A note's blocks as both sides can tell them. */
 export interface BlockSummary {
   /**
-   * Every fenced code block: its decoded info string, its content (LF line endings), and how
-   * many containers (quotes, lists, list items) hold it.
+   * Every fenced code block: its decoded info string, its content (LF line endings), how many
+   * containers (quotes, lists, list items) hold it, and the line of its opening fence (two readings
+   * may find the same empty fence on different lines).
    */
-  fences: [info: string, content: string, depth: number][];
+  fences: [info: string, content: string, depth: number, line: number][];
   /** Every heading: its level and the line it ends on (a setext heading's underline). */
   headings: [level: number, lastLine: number][];
   /**
@@ -84,7 +85,7 @@ export function referenceSummary(note: string): BlockSummary {
         depth++;
         parent = parent.parent;
       }
-      fences.push([node.info ?? '', node.literal ?? '', depth]);
+      fences.push([node.info ?? '', node.literal ?? '', depth, node.sourcepos[0][0] - 1]);
     }
     if (node.type === 'heading') headings.push([node.level, node.sourcepos[1][0] - 1]);
     if (node.type === 'block_quote') {
@@ -137,7 +138,7 @@ export function summary({ structure, definitions }: Reading, note: string): Bloc
     return low;
   };
   return {
-    fences: structure.fences.map((f) => [f.info, f.value.replace(/\r\n?/g, '\n'), f.depth]),
+    fences: structure.fences.map((f) => [f.info, f.value.replace(/\r\n?/g, '\n'), f.depth, f.line]),
     headings: structure.headings.map((h) => [h.level, lineOf(h.end)]),
     top: structure.top
       .filter((b) => b.kind !== 'paragraph' && b.kind !== 'reference_definition')
