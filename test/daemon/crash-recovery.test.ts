@@ -13,6 +13,33 @@ import {
 } from '../helpers/vault.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
+/**
+ * Start a daemon, drop `name` with a quick call and a slow one, and kill -9 the daemon once the
+ * quick call's completion is in the ledger and the slow one runs: the note's results are not
+ * written yet.
+ */
+async function killBetweenCalls(name: string): Promise<{ vault: TempVault; sideLog: string }> {
+  const { vault, daemon, sideLog } = await startPluginDaemon();
+  await vault.drop(
+    name,
+    note(
+      'Pair',
+      callBlock('side_effect', { label: 'quick' }, 'quick'),
+      callBlock('side_effect', { label: 'slow', ms: 10_000 }, 'slow'),
+    ),
+  );
+  const ledger = join(vault.root, '.vaultd', 'ledger.jsonl');
+  await waitFor(
+    async () =>
+      existsSync(ledger) &&
+      /"t":"done","k":"id:quick:/.test(await readFile(ledger, 'utf8')) &&
+      /start slow/.test(await readFile(sideLog, 'utf8')),
+  );
+  daemon.child.kill('SIGKILL');
+  await daemon.exited;
+  return { vault, sideLog };
+}
+
 describe('kill -9 between a finished call and the write-back', () => {
   let vault: TempVault | undefined;
   after(async () => {
@@ -20,28 +47,9 @@ describe('kill -9 between a finished call and the write-back', () => {
   });
 
   it('writes back the finished call from the ledger and marks only the cut-off one interrupted', async () => {
-    const started = await startPluginDaemon();
-    vault = started.vault;
-    const { daemon, sideLog } = started;
-    await vault.drop(
-      'pair.md',
-      note(
-        'Pair',
-        callBlock('side_effect', { label: 'quick' }, 'quick'),
-        callBlock('side_effect', { label: 'slow', ms: 10_000 }, 'slow'),
-      ),
-    );
-    // The quick call has finished and its completion is in the ledger, the slow one runs: the
-    // note's results are not written yet.
-    const ledger = join(vault.root, '.vaultd', 'ledger.jsonl');
-    await waitFor(
-      async () =>
-        existsSync(ledger) &&
-        /"t":"done","k":"id:quick:/.test(await readFile(ledger, 'utf8')) &&
-        /start slow/.test(await readFile(sideLog, 'utf8')),
-    );
-    daemon.child.kill('SIGKILL');
-    await daemon.exited;
+    const killed = await killBetweenCalls('pair.md');
+    vault = killed.vault;
+    const { sideLog } = killed;
     assert.equal(await vault.whereIs('pair.md'), 'In_Progress');
 
     const again = startCli(['run', '--config', vault.configPath]);
@@ -96,27 +104,8 @@ describe('kill -9 between a finished call and the write-back', () => {
   it('resumes a note whose name left no room for the claim tag, under its own name', async () => {
     // 255 bytes: claimed under its own name, with no tag naming the process (docs/reliability.md).
     const name = `${'研究笔记'.repeat(21)}.md`;
-    const started = await startPluginDaemon();
-    const long = started.vault;
-    const { daemon, sideLog } = started;
+    const { vault: long, sideLog } = await killBetweenCalls(name);
     try {
-      await long.drop(
-        name,
-        note(
-          'Long',
-          callBlock('side_effect', { label: 'quick' }, 'quick'),
-          callBlock('side_effect', { label: 'slow', ms: 10_000 }, 'slow'),
-        ),
-      );
-      const ledger = join(long.root, '.vaultd', 'ledger.jsonl');
-      await waitFor(
-        async () =>
-          existsSync(ledger) &&
-          /"t":"done","k":"id:quick:/.test(await readFile(ledger, 'utf8')) &&
-          /start slow/.test(await readFile(sideLog, 'utf8')),
-      );
-      daemon.child.kill('SIGKILL');
-      await daemon.exited;
       assert.deepEqual(await long.list('In_Progress'), [name]);
       const again = startCli(['run', '--config', long.configPath]);
       try {
