@@ -409,8 +409,9 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
     await watcher.ready;
   }
 
-  const reconcile = async (): Promise<number> => {
-    let queued = 0;
+  // Notes whose names are not valid UTF-8, listed with replacement characters (a name no file
+  // has): moved aside by their bytes, so they are not left in the inbox without a word.
+  const moveBadNames = async (): Promise<void> => {
     const unnamable = await moveUnnamable(layout.inbox, layout.failed);
     for (const name of unnamable.moved)
       logger.error(
@@ -422,8 +423,15 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
         { note: name, err: error },
         "a note's file name is not valid UTF-8, and it could not be moved to Failed/; it stays in the inbox, unread",
       );
+  };
+
+  const reconcile = async (): Promise<number> => {
+    let queued = 0;
     for (const folder of folders) {
-      for (const path of await listNotes(folder.path)) {
+      const paths = await listNotes(folder.path);
+      if (folder.kind === 'inbox' && paths.some((path) => path.includes('\uFFFD')))
+        await moveBadNames();
+      for (const path of paths) {
         queue.add(path, folder.kind);
         queued++;
       }
