@@ -393,4 +393,17 @@ describe('parseApprovalSection', () => {
     assert.equal(decision?.decision, 'none');
     assert.match(decision?.problems[0] ?? '', /does not belong to this send_notification call/);
   });
+
+  it('lists the first 20 problems of a hostile section and counts the rest', () => {
+    // 4 MB of `### x` lines made 700,000 problems, copied from the note worker to the main
+    // thread at every look at the note; a heading's whole text went into each.
+    const section = `## Approval\n\n${'### x\n'.repeat(30_000)}### ${'y'.repeat(10_000)}\n`;
+    const read = readApprovalSection(`# n\n\n${section}`);
+    assert.equal(read.found, true);
+    assert.equal(read.problems.length, 21);
+    assert.match(read.problems[0] ?? '', /the call under "### x" has no readable id/);
+    assert.equal(read.problems[20], 'and 29981 more problems like these');
+    const long = readApprovalSection(`# n\n\n## Approval\n\n### ${'y'.repeat(10_000)}\n`);
+    assert.ok((long.problems[0] ?? '').length < 400, `${long.problems[0]?.length}`);
+  });
 });
