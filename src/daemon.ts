@@ -253,7 +253,12 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
   });
   started.push(() => executionLog.close());
   const shutdown = new AbortController();
-  const notes = new NoteWorker({ timeoutMs: currentConfig.parse_timeout_ms });
+  // A note cannot wait on more calls than max_calls_per_note: a section of more is not read past
+  // twice that (100,000 calls read in the worker took 150 ms of the main thread to receive).
+  const notes = new NoteWorker({
+    timeoutMs: currentConfig.parse_timeout_ms,
+    maxSectionCalls: 2 * currentConfig.max_calls_per_note,
+  });
   started.push(() => notes.close());
   const host =
     options.packs === undefined

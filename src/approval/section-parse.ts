@@ -26,8 +26,11 @@ interface Chunk {
  * Text inside fenced code, block quotes and callouts is never read as a box or heading. LF and
  * CRLF line endings are both fine.
  * @param text the whole note.
+ * @param maxCalls calls read at most; past them the section gets one problem and the rest is not
+ *   read (a note waits on at most `max_calls_per_note` calls: 4 MB of fake calls made 100,000
+ *   decisions, which the note worker copied to the main thread at every look at the note).
  */
-export function readApprovalSection(text: string): ApprovalSectionRead {
+export function readApprovalSection(text: string, maxCalls = Infinity): ApprovalSectionRead {
   // Most notes have no Approval section: they are not read line by line (on the main thread, a
   // large note would stall everything else for as long as that takes).
   if (!/approval/i.test(text)) return { found: false, decisions: new Map(), problems: [] };
@@ -50,6 +53,12 @@ export function readApprovalSection(text: string): ApprovalSectionRead {
       'a code fence in the Approval section is not closed; add its closing ``` line';
     if (unclosed) problem(sectionProblem);
     for (const chunk of splitChunks(section)) {
+      if (decisions.size >= maxCalls) {
+        problem(
+          `the Approval section holds more than ${maxCalls} calls, more than a note can wait on; the rest were not read`,
+        );
+        break;
+      }
       const decision = readChunk(chunk);
       if (decision === null) {
         problem(

@@ -56,7 +56,8 @@ parentPort?.on('message', (message: Message) => {
         sendNext(message.id);
       }
     } else if (job.op === 'approval') {
-      parentPort?.postMessage({ id: message.id, ok: true, value: readApprovalSection(job.text) });
+      const value = readApprovalSection(job.text, job.maxCalls);
+      parentPort?.postMessage({ id: message.id, ok: true, value });
     } else {
       const packed = packEdit(job.text, applyWriteBack(job.text, job.edit));
       parentPort?.postMessage({ id: message.id, ok: true, value: packed }, [

@@ -26,6 +26,11 @@ export interface NoteWorkerOptions {
   readonly inlineChars?: number;
   /** Deadline of one job in the worker; default 20 s. */
   readonly timeoutMs?: number;
+  /**
+   * Calls read from an Approval section at most (the daemon: twice `max_calls_per_note`);
+   * default no limit.
+   */
+  readonly maxSectionCalls?: number;
 }
 
 interface Pending {
@@ -71,6 +76,7 @@ async function postInParts(
  */
 export class NoteWorker {
   readonly #inlineChars: number;
+  readonly #maxSectionCalls: number;
   readonly #timeoutMs: number;
   #worker: { worker: Worker; online: Promise<void> } | undefined;
   #nextId = 0;
@@ -82,6 +88,7 @@ export class NoteWorker {
   /** @param options thresholds and deadline. */
   constructor(options: NoteWorkerOptions = {}) {
     this.#inlineChars = options.inlineChars ?? 64 * 1024;
+    this.#maxSectionCalls = options.maxSectionCalls ?? Infinity;
     this.#timeoutMs = options.timeoutMs ?? 20_000;
   }
 
@@ -122,8 +129,12 @@ export class NoteWorker {
     if (recent !== undefined) return recent;
     const read =
       text.length <= this.#inlineChars || !/approval/i.test(text)
-        ? readApprovalSection(text)
-        : ((await this.#post({ op: 'approval', text })) as ApprovalSectionRead);
+        ? readApprovalSection(text, this.#maxSectionCalls)
+        : ((await this.#post({
+            op: 'approval',
+            text,
+            maxCalls: this.#maxSectionCalls,
+          })) as ApprovalSectionRead);
     this.#sections.set(text, read);
     return read;
   }

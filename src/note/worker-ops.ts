@@ -16,7 +16,7 @@ export interface WriteBackEdit {
 export type NoteJob =
   | { readonly op: 'parse'; readonly text: string }
   | { readonly op: 'edit'; readonly text: string; readonly edit: WriteBackEdit }
-  | { readonly op: 'approval'; readonly text: string };
+  | { readonly op: 'approval'; readonly text: string; readonly maxCalls: number };
 
 /**
  * Apply a write-back to a note's text: results, then the section, then the front-matter keys.

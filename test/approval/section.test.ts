@@ -406,4 +406,22 @@ describe('parseApprovalSection', () => {
     const long = readApprovalSection(`# n\n\n## Approval\n\n### ${'y'.repeat(10_000)}\n`);
     assert.ok((long.problems[0] ?? '').length < 400, `${long.problems[0]?.length}`);
   });
+
+  it('reads no more calls than it is told a note can wait on, and says so', () => {
+    // The daemon passes twice max_calls_per_note: 4 MB of fake calls made 100,000 decisions,
+    // copied from the note worker to the main thread at every look at the note.
+    let section = '## Approval\n\n';
+    for (let i = 0; i < 500; i++)
+      section += `### x · \`call_${i.toString(16).padStart(12, '0')}\`\n- [x] approve\n`;
+    const all = readApprovalSection(`# n\n\n${section}`);
+    assert.equal(all.decisions.size, 500);
+    assert.deepEqual(all.problems, []);
+    const capped = readApprovalSection(`# n\n\n${section}`, 100);
+    assert.equal(capped.decisions.size, 100);
+    assert.ok(capped.decisions.has('call_000000000063'));
+    assert.equal(capped.decisions.has('call_000000000064'), false);
+    assert.deepEqual(capped.problems, [
+      'the Approval section holds more than 100 calls, more than a note can wait on; the rest were not read',
+    ]);
+  });
 });

@@ -57,6 +57,22 @@ describe('NoteWorker: large notes off the main thread', () => {
     }
   });
 
+  it('reads an Approval section in the worker no further than maxSectionCalls', async () => {
+    const capped = new NoteWorker({ inlineChars: 1024, timeoutMs: 10_000, maxSectionCalls: 10 });
+    try {
+      let section = '## Approval\n\n';
+      for (let i = 0; i < 50; i++)
+        section += `### x · \`call_${i.toString(16).padStart(12, '0')}\`\n- [x] approve\n`;
+      const text = `# n\n\n${section}`;
+      assert.ok(text.length > 1024);
+      const read = await capped.approval(text);
+      assert.equal(read.decisions.size, 10);
+      assert.match(read.problems[0] ?? '', /more than 10 calls/);
+    } finally {
+      await capped.close();
+    }
+  });
+
   it('parses a large note in the worker exactly as parseNote does in the thread', async () => {
     const text = `---\ntitle: big\n---\n${'A paragraph of prose.\n\n'.repeat(200)}${call}`;
     assert.ok(text.length > 1024);
