@@ -35,6 +35,7 @@ import {
   type VaultLayout,
 } from './vault/index.ts';
 import { isVanished } from './vault/fs-errors.ts';
+import { mayBeUndecoded } from './vault/file-names.ts';
 import { listNotes, moveUnnamable } from './vault/scan.ts';
 import type { ToolPack } from './protocol/pack.ts';
 import { PackHost } from './tools/host.ts';
@@ -434,8 +435,7 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
     let queued = 0;
     for (const folder of folders) {
       const paths = await listNotes(folder.path);
-      if (folder.kind === 'inbox' && paths.some((path) => path.includes('\uFFFD')))
-        await moveBadNames();
+      if (folder.kind === 'inbox' && paths.some(mayBeUndecoded)) await moveBadNames();
       for (const path of paths) {
         queue.add(path, folder.kind);
         queued++;

@@ -22,7 +22,7 @@ const MAX_NESTING_ON_A_LINE = 64;
  * problems (bench/README.md, item 44). Plain `key: value` front-matter of any size is read by
  * vaultd's own reader.
  */
-export const MAX_YAML_CHARS = 256 * 1024;
+const MAX_YAML_CHARS = 256 * 1024;
 /** Front-matter problems listed at most; the rest are counted in one more. */
 const MAX_PROBLEMS = 20;
 
@@ -74,7 +74,7 @@ function tooCostlyYaml(content: string): string | null {
  * YAML library reads 8 KiB of the costliest front-matter in about 25 ms, and 60 KiB of it would
  * hold the main thread for 200 ms (bench/README.md, item 44).
  */
-export const INLINE_FRONT_MATTER_CHARS = 8 * 1024;
+const INLINE_FRONT_MATTER_CHARS = 8 * 1024;
 
 /**
  * Whether a note's front-matter is longer than {@link INLINE_FRONT_MATTER_CHARS}.

@@ -29,7 +29,7 @@ export function makePlacer(text: string, lineStarts?: readonly number[]): Placer
  * binary search within the last step): a few steps for an offset near the hint, and about twice
  * a binary search's for one far from it.
  */
-export function lineNear(starts: readonly number[], offset: number, hint: number): number {
+function lineNear(starts: readonly number[], offset: number, hint: number): number {
   const count = starts.length;
   if (hint < 0 || hint >= count) return lineOf(starts, offset);
   let low: number;

@@ -10,6 +10,7 @@ import { tooManyCallsMessage, waitingBlocks } from '../../pipeline/process-note.
 import { mayRunAgain } from '../../pipeline/settle-calls.ts';
 import { readNote } from '../../pipeline/read-note.ts';
 import { effectsOf } from '../../protocol/effects.ts';
+import { mayBeUndecoded } from '../../vault/file-names.ts';
 import { hashArguments } from '../../protocol/hash-arguments.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { CommonOptions } from '../main.ts';
@@ -66,8 +67,7 @@ export async function checkNote(
   };
   const read = await readNote(path, context.maxBytes);
   if (read.kind === 'gone') {
-    // A name that is not valid UTF-8 is listed with replacement characters, a name no file has.
-    if (basename(path).includes('\uFFFD'))
+    if (mayBeUndecoded(basename(path)))
       at(
         1,
         1,
