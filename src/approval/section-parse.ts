@@ -1,4 +1,4 @@
-import { scanLines, type Fence, type Line } from './markdown-lines.ts';
+import { NoteLines, type Fence } from './markdown-lines.ts';
 import {
   APPROVAL_HEADING,
   PENDING_CALL_KEY,
@@ -11,13 +11,6 @@ const TASK = /^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\[(.)\][ \t]*(.*)$/u;
 const REASON = /^[ \t]*reason[ \t]*:(.*)$/i;
 const TOOL_NAME = /^[a-z][a-z0-9_]*$/;
 
-interface Chunk {
-  readonly headingName: string | null;
-  readonly headingId: string | null;
-  readonly heading: string;
-  readonly lines: readonly Line[];
-}
-
 /**
  * Read the decisions in a note's `## Approval` section(s): per call its block (possibly edited),
  * ticked boxes (`[x]` or `[X]`) and reason. A decision is `none` whenever anything is ambiguous
@@ -26,15 +19,17 @@ interface Chunk {
  * Text inside fenced code, block quotes and callouts is never read as a box or heading. LF and
  * CRLF line endings are both fine.
  * @param text the whole note.
- * @param maxCalls calls read at most; past them the section gets one problem and the rest is not
- *   read (a note waits on at most `max_calls_per_note` calls: 4 MB of fake calls made 100,000
- *   decisions, which the note worker copied to the main thread at every look at the note).
+ * @param maxCalls calls (level-3 headings, with a readable id or not) read at most; past them the
+ *   section gets one problem and nothing more is read (a note waits on at most
+ *   `max_calls_per_note` calls: 4 MB of fake calls made 100,000 decisions, which the note worker
+ *   copied to the main thread at every look at the note, and 4 MB of `### x` lines 700,000 calls
+ *   to read).
  */
 export function readApprovalSection(text: string, maxCalls = Infinity): ApprovalSectionRead {
   // Most notes have no Approval section: they are not read line by line (on the main thread, a
   // large note would stall everything else for as long as that takes).
   if (!/approval/i.test(text)) return { found: false, decisions: new Map(), problems: [] };
-  const lines = scanLines(text);
+  const lines = new NoteLines(text);
   const decisions = new Map<string, PendingDecision>();
   const duplicated = new Set<string>();
   const problems: string[] = [];
@@ -46,42 +41,59 @@ export function readApprovalSection(text: string, maxCalls = Infinity): Approval
     else unlisted++;
   };
   let found = false;
-  for (const section of findSections(lines)) {
-    found = true;
-    const unclosed = section.some((line) => line.fence !== null && line.fence.closeLine === null);
-    const sectionProblem =
-      'a code fence in the Approval section is not closed; add its closing ``` line';
-    if (unclosed) problem(sectionProblem);
-    for (const chunk of splitChunks(section)) {
-      if (decisions.size >= maxCalls) {
-        problem(
-          `the Approval section holds more than ${maxCalls} calls, more than a note can wait on; the rest were not read`,
-        );
-        break;
-      }
-      const decision = readChunk(chunk);
-      if (decision === null) {
-        problem(
-          `the call under "### ${chunk.heading.slice(0, 200)}" has no readable id; restore its heading or json block`,
-        );
-        continue;
-      }
-      const withSection = unclosed ? spoil(decision, sectionProblem) : decision;
-      if (decisions.has(decision.id) || duplicated.has(decision.id)) {
-        duplicated.add(decision.id);
-        decisions.set(
-          decision.id,
-          spoil(
-            withSection,
-            'the call appears more than once in the Approval section; delete the copy',
-          ),
-        );
-      } else {
-        decisions.set(decision.id, withSection);
-      }
+  let calls = 0;
+  let capped = false;
+  // One call: its level-3 heading's line and the lines after it up to `end`; false past the cap.
+  const readCall = (heading: number, end: number, unclosed: string | null): boolean => {
+    if (calls++ >= maxCalls) {
+      capped = true;
+      return false;
     }
+    const headingText = lines.heading(heading)?.text ?? '';
+    const decision = readChunk(lines, headingText, heading + 1, end);
+    if (decision === null) {
+      problem(
+        `the call under "### ${headingText.slice(0, 200)}" has no readable id; restore its heading or json block`,
+      );
+      return true;
+    }
+    const withSection = unclosed === null ? decision : spoil(decision, unclosed);
+    if (decisions.has(decision.id) || duplicated.has(decision.id)) {
+      duplicated.add(decision.id);
+      decisions.set(
+        decision.id,
+        spoil(
+          withSection,
+          'the call appears more than once in the Approval section; delete the copy',
+        ),
+      );
+    } else {
+      decisions.set(decision.id, withSection);
+    }
+    return true;
+  };
+  reading: for (const section of lines.sections(APPROVAL_HEADING)) {
+    found = true;
+    let unclosed: string | null = null;
+    if (lines.hasUnclosedFence(section.start, section.end)) {
+      unclosed = 'a code fence in the Approval section is not closed; add its closing ``` line';
+      problem(unclosed);
+    }
+    // A call is a level-3 heading and the lines up to the next one or the section's end; lines
+    // before the first are not read.
+    let heading: number | undefined;
+    for (const next of lines.headingLines(3, section.start, section.end)) {
+      if (heading !== undefined && !readCall(heading, next, unclosed)) break reading;
+      heading = next;
+    }
+    if (heading !== undefined && !readCall(heading, section.end, unclosed)) break;
   }
   if (unlisted > 0) problems.push(`and ${unlisted} more problems like these`);
+  // Said last, whatever came before it: a count of other problems must not hide it.
+  if (capped)
+    problems.push(
+      `the Approval section holds more than ${maxCalls} calls, more than a note can wait on; the rest were not read`,
+    );
   return { found, decisions, problems };
 }
 
@@ -94,39 +106,6 @@ const MAX_SECTION_PROBLEMS = 20;
  */
 export function parseApprovalSection(text: string): Map<string, PendingDecision> {
   return readApprovalSection(text).decisions;
-}
-
-function findSections(lines: readonly Line[]): Line[][] {
-  const sections: Line[][] = [];
-  let current: Line[] | null = null;
-  const wanted = APPROVAL_HEADING.toLowerCase();
-  for (const line of lines) {
-    const heading = line.heading;
-    if (heading !== null && heading.level === 2 && heading.text.toLowerCase() === wanted) {
-      current = [];
-      sections.push(current);
-    } else if (heading !== null && heading.level <= 2) {
-      current = null;
-    } else if (current !== null) {
-      current.push(line);
-    }
-  }
-  return sections;
-}
-
-function splitChunks(section: readonly Line[]): Chunk[] {
-  const chunks: Chunk[] = [];
-  let lines: Line[] | null = null;
-  for (const line of section) {
-    const heading = line.heading?.level === 3 ? line.heading.text : null;
-    if (heading !== null) {
-      lines = [];
-      chunks.push({ ...parseCallHeading(heading), heading, lines });
-    } else if (lines !== null) {
-      lines.push(line);
-    }
-  }
-  return chunks;
 }
 
 // `<tool> · <code span holding the id>`, as rendered; anything else leaves the id to the block.
@@ -169,19 +148,35 @@ interface BlockRead {
   readonly problem: string | null;
 }
 
-function readChunk(chunk: Chunk): PendingDecision | null {
+/**
+ * Read one call's decision.
+ * @param lines the note's lines.
+ * @param heading the text of the call's heading.
+ * @param from its first line after the heading.
+ * @param to the line after its last.
+ * @returns null when the call has no readable id.
+ */
+function readChunk(
+  lines: NoteLines,
+  heading: string,
+  from: number,
+  to: number,
+): PendingDecision | null {
+  const { headingName, headingId } = parseCallHeading(heading);
   const problems: string[] = [];
   const fences = new Set<Fence>();
   const boxes = { approve: [] as boolean[], reject: [] as boolean[], always: [] as boolean[] };
   let reason: string | undefined;
   let scope: string | null = null;
-  for (const line of chunk.lines) {
-    if (line.fence !== null) {
-      if (!line.quoted && /^json$/i.test(line.fence.info)) fences.add(line.fence);
+  for (let i = from; i < to; i++) {
+    const fence = lines.fence(i);
+    if (fence !== null) {
+      if (!lines.quoted(i) && /^json$/i.test(fence.info)) fences.add(fence);
       continue;
     }
-    if (line.quoted || line.heading !== null || line.headingPart) continue;
-    const task = TASK.exec(line.text);
+    if (lines.quoted(i) || lines.heading(i) !== null || lines.headingPart(i)) continue;
+    const text = lines.text(i);
+    const task = TASK.exec(text);
     if (task !== null) {
       const ticked = task[1] === 'x' || task[1] === 'X';
       const label = (task[2] ?? '').replace(/[*~`]/g, '').replace(/\s+/g, ' ').trim().toLowerCase();
@@ -198,9 +193,9 @@ function readChunk(chunk: Chunk): PendingDecision | null {
           .slice('always allow'.length)
           .trim();
         const tool = raw.includes('(') ? raw.slice(0, raw.indexOf('(')).trim() : raw;
-        if (tool !== '' && chunk.headingName !== null && tool !== chunk.headingName) {
+        if (tool !== '' && headingName !== null && tool !== headingName) {
           problems.push(
-            `the box "always allow ${tool}" does not belong to this ${chunk.headingName} call; delete it`,
+            `the box "always allow ${tool}" does not belong to this ${headingName} call; delete it`,
           );
         } else if (raw.includes('(') && ticked) {
           scope = raw;
@@ -208,22 +203,22 @@ function readChunk(chunk: Chunk): PendingDecision | null {
       }
       continue;
     }
-    const reasonLine = REASON.exec(line.text);
+    const reasonLine = REASON.exec(text);
     const said = reasonLine?.[1]?.trim() ?? '';
     if (reason === undefined && said !== '') reason = said;
   }
-  const block = readBlock([...fences]);
-  const id = chunk.headingId ?? block.id;
+  const block = readBlock(fences);
+  const id = headingId ?? block.id;
   if (id === null) return null;
   if (block.problem !== null) problems.push(block.problem);
-  if (chunk.headingId !== null && block.id !== null && block.id !== chunk.headingId) {
+  if (headingId !== null && block.id !== null && block.id !== headingId) {
     problems.push(
-      `the id in the ${PENDING_CALL_KEY} block was changed to "${block.id}"; change it back to "${chunk.headingId}"`,
+      `the id in the ${PENDING_CALL_KEY} block was changed to "${block.id}"; change it back to "${headingId}"`,
     );
   }
-  if (chunk.headingName !== null && block.name !== null && block.name !== chunk.headingName) {
+  if (headingName !== null && block.name !== null && block.name !== headingName) {
     problems.push(
-      `the tool name in the ${PENDING_CALL_KEY} block was changed to "${block.name}"; a pending call's tool cannot be changed, change it back to "${chunk.headingName}"`,
+      `the tool name in the ${PENDING_CALL_KEY} block was changed to "${block.name}"; a pending call's tool cannot be changed, change it back to "${headingName}"`,
     );
   }
   for (const kind of ['approve', 'reject', 'always'] as const) {
@@ -240,7 +235,7 @@ function readChunk(chunk: Chunk): PendingDecision | null {
     decision = always ? 'always' : approve ? 'approve' : reject ? 'reject' : 'none';
   return {
     id,
-    name: block.name ?? chunk.headingName,
+    name: block.name ?? headingName,
     arguments: block.arguments,
     requestedAt: block.requestedAt,
     nonce: block.nonce,
@@ -251,23 +246,24 @@ function readChunk(chunk: Chunk): PendingDecision | null {
   };
 }
 
-function readBlock(fences: readonly Fence[]): BlockRead {
-  const none = { id: null, name: null, arguments: null, requestedAt: null, nonce: null };
-  if (fences.length === 0) {
-    return {
-      ...none,
-      problem: `the ${PENDING_CALL_KEY} json block of this call is missing; restore it`,
-    };
-  }
-  if (fences.length > 1) {
-    return {
-      ...none,
-      problem: `this call has more than one json block; keep only its ${PENDING_CALL_KEY} block`,
-    };
-  }
+const NO_BLOCK = { id: null, name: null, arguments: null, requestedAt: null, nonce: null };
+// Made once: 4 MB of headings without a block made as many of these as headings.
+const MISSING_BLOCK: BlockRead = {
+  ...NO_BLOCK,
+  problem: `the ${PENDING_CALL_KEY} json block of this call is missing; restore it`,
+};
+const EXTRA_BLOCKS: BlockRead = {
+  ...NO_BLOCK,
+  problem: `this call has more than one json block; keep only its ${PENDING_CALL_KEY} block`,
+};
+
+function readBlock(fences: ReadonlySet<Fence>): BlockRead {
+  if (fences.size === 0) return MISSING_BLOCK;
+  if (fences.size > 1) return EXTRA_BLOCKS;
+  const none = NO_BLOCK;
   let data: unknown;
   try {
-    data = JSON.parse(fences[0]?.value ?? '');
+    data = JSON.parse(fences.values().next().value?.value ?? '');
   } catch (error) {
     return {
       ...none,

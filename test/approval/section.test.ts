@@ -423,5 +423,16 @@ describe('parseApprovalSection', () => {
     assert.deepEqual(capped.problems, [
       'the Approval section holds more than 100 calls, more than a note can wait on; the rest were not read',
     ]);
+    // Headings without a readable id count too: 4 MB of `### x` lines were 700,000 calls to read.
+    const junk = readApprovalSection(
+      `# n\n\n## Approval\n\n${'### x\n'.repeat(150)}${section.slice(13)}`,
+      100,
+    );
+    assert.equal(junk.decisions.size, 0);
+    assert.equal(junk.problems.at(-1), capped.problems[0]);
+    // Past the cap nothing more is read, in this section or the next.
+    const two = readApprovalSection(`# n\n\n${section}\n## Other\n\n${section}`, 100);
+    assert.equal(two.decisions.size, 100);
+    assert.deepEqual(two.problems, capped.problems);
   });
 });
