@@ -13,6 +13,7 @@ import { readSubmittedDecisions } from './approval/decision-files.ts';
 import { approvalsBackend } from './approval/approvals-backend.ts';
 import type { Config } from './config/types.ts';
 import { Executor } from './execute/index.ts';
+import { limitLookups } from './execute/lookup-limit.ts';
 import { NoteWorker } from './note/index.ts';
 import { EventBus } from './observe/event-bus.ts';
 import { ExecutionLog } from './observe/execution-log.ts';
@@ -132,6 +133,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   // systemd's watchdog clock runs from the process start, so the pings start before anything slow.
   const systemd = initSdNotify(logger);
   const stopWatchdog = systemd.startWatchdog();
+  // Half of libuv's thread pool at most for DNS lookups: the rest is always there for file work
+  // (bin/vaultd.js sizes the pool; libuv's own default is 4).
+  limitLookups({ max: Math.floor((Number(process.env['UV_THREADPOOL_SIZE']) || 4) / 2) });
   const layout = resolveLayout(config);
   await ensureLayout(layout);
   const lock = await acquireLock(layout.state);

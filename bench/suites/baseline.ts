@@ -46,7 +46,7 @@ export async function runBaseline(ctx: BenchContext): Promise<Figure[]> {
         name: `raw throughput, ${out.notes} notes, ${NOTE_CONCURRENCY} at once`,
         value: notesPerSecond,
         unit: 'notes/s',
-        note: 'plain Node script per note: read, write text + appended result to a temp file, fsync, rename over the note, rename into Done/; UV_THREADPOOL_SIZE=16, the fastest of 2, 4 and 16 for this script (the daemon sizes its own pool: two threads per core, 8 to 16)',
+        note: 'plain Node script per note: read, write text + appended result to a temp file, fsync, rename over the note, rename into Done/; UV_THREADPOOL_SIZE=16, the fastest of 2, 4 and 16 for this script (the daemon sizes its own pool: two threads per core, 4 to 16)',
       },
       {
         suite: 'baseline',
