@@ -1,8 +1,9 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { readApprovalSection, type ApprovalSectionRead } from '../approval/index.ts';
 import type { VaultLayout } from '../vault/index.ts';
 import { isNoteFile } from '../vault/note-files.ts';
+import { readRegularFile } from '../vault/read-regular.ts';
 import { listNotes } from '../vault/scan.ts';
 
 /** Notes per state folder and the calls waiting for a human, as last counted. */
@@ -53,7 +54,11 @@ export async function takeVaultSnapshot(
     calls: { id: string; tool: string; requested_at: string | null }[];
   }[] = [];
   for (const path of await listNotes(layout.pending)) {
-    const text = await readFile(path, 'utf8').catch(() => '');
+    // Listed as a file, but it may have been swapped for a fifo since: never wait on one.
+    const text = await readRegularFile(path).then(
+      (bytes) => bytes.toString('utf8'),
+      () => '',
+    );
     const section = readSection === undefined ? readApprovalSection(text) : await readSection(text);
     const calls = [...section.decisions.values()].map((d) => ({
       id: d.id,

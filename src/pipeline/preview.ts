@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import type { Preview, PreviewBasis, Tool } from '../protocol/types.ts';
+import { hashRegularFile } from '../vault/read-regular.ts';
 import type { PipelineContext } from './context.ts';
 
 /** How long a tool's preview may take before the call is shown without one. */
@@ -89,13 +88,12 @@ export async function changedBasis(basis: readonly PreviewBasis[] | undefined): 
  */
 export async function fileHash(path: string): Promise<string | null> {
   try {
-    return createHash('sha256')
-      .update(await readFile(path))
-      .digest('hex');
+    // Read in pieces, never waiting on a fifo (the path is the agent's).
+    return await hashRegularFile(path);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return null;
-    // A folder, or no permission: a value no hash can equal, so the basis does not hold.
+    // A folder, a fifo, or no permission: a value no hash can equal, so the basis does not hold.
     return `unreadable:${code ?? 'error'}`;
   }
 }

@@ -73,7 +73,12 @@ export async function appendInVault(root: string, path: string, text: string): P
   await assertInsideVault(root, dirname(path));
   let handle;
   try {
-    handle = await open(path, constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW);
+    // O_NONBLOCK: a fifo put in the note's place fails at once (ENXIO) instead of holding a
+    // thread of the pool until a reader comes; a regular file writes the same.
+    handle = await open(
+      path,
+      constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+    );
     const stats = await handle.stat();
     if (!stats.isFile() || stats.nlink !== 1) {
       throw Object.assign(new Error(`${path} is not a regular file with a single name`), {

@@ -5,7 +5,7 @@ import { link, lstat, open, readlink, rename, unlink, type FileHandle } from 'no
 import { basename, dirname, join } from 'node:path';
 import { ToolError } from '../../protocol/errors.ts';
 
-const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_WRONLY, O_CREAT, O_EXCL } = constants;
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_WRONLY, O_CREAT, O_EXCL } = constants;
 
 /**
  * A folder opened and checked once: its entries are named through `/proc/self/fd/<fd>/`, so a
@@ -95,7 +95,8 @@ export async function openForRead(
   shown: string,
 ): Promise<FileHandle> {
   try {
-    return await open(dir.entry(name), O_RDONLY | O_NOFOLLOW);
+    // O_NONBLOCK: a fifo must not hold a thread of the pool (vault/read-regular.ts).
+    return await open(dir.entry(name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ELOOP') {
       throw new ToolError(

@@ -183,7 +183,8 @@ function literalMatches(
 async function readForSearch(at: string, maxBytes: number): Promise<string | null> {
   let handle;
   try {
-    handle = await open(at, constants.O_RDONLY | constants.O_NOFOLLOW);
+    // O_NONBLOCK: a fifo swapped in after the listing must not hold a thread of the pool.
+    handle = await open(at, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     return null;
   }

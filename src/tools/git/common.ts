@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { CallProcesses } from '../../execute/exec.ts';
 import { ToolError } from '../../protocol/errors.ts';
 import type { JsonSchema, PreviewBasis, VaultAccess } from '../../protocol/types.ts';
 import { isInside } from '../../vault/access.ts';
+import { hashRegularFile } from '../../vault/read-regular.ts';
 import { readGitConfig } from './config.ts';
 import { locateRepo, repoPath, type Repo } from './repo.ts';
 import { openSession, runGit, type Exec, type GitSession } from './run.ts';
@@ -157,9 +156,8 @@ export async function basisOf(path: string): Promise<PreviewBasis> {
   try {
     return {
       path,
-      sha256: createHash('sha256')
-        .update(await readFile(path))
-        .digest('hex'),
+      // Never waiting on a fifo put where a ref belongs.
+      sha256: await hashRegularFile(path),
     };
   } catch {
     return { path, sha256: null };

@@ -1,6 +1,6 @@
-import { readFile, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { ResolvedPath, VaultAccess } from '../../protocol/types.ts';
+import { readRegularFile } from '../../vault/read-regular.ts';
 import { splitLines, toHumanPosition, type LspPosition } from './positions.ts';
 
 /** Largest file the pack opens or quotes from. */
@@ -118,9 +118,8 @@ export class PlaceFinder {
  */
 export async function readText(path: string): Promise<string | undefined> {
   try {
-    const info = await stat(path);
-    if (!info.isFile() || info.size > MAX_FILE_BYTES) return undefined;
-    return await readFile(path, 'utf8');
+    // Opened without waiting on a fifo, then checked: a stat first would leave a moment to swap.
+    return (await readRegularFile(path, MAX_FILE_BYTES)).toString('utf8');
   } catch {
     return undefined;
   }

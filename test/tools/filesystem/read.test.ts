@@ -2,10 +2,12 @@
 // The read tools of the filesystem pack on a temp vault: read_file, list_directory,
 // search_files, file_info.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileInfo, listDirectory } from '../../../src/tools/filesystem/browse.ts';
+import { copyFile } from '../../../src/tools/filesystem/change.ts';
 import { readFile } from '../../../src/tools/filesystem/read-file.ts';
 import { searchFiles } from '../../../src/tools/filesystem/search.ts';
 import { makeSandbox, refused, type FsSandbox } from './helpers.ts';
@@ -105,6 +107,34 @@ describe('read_file', () => {
       /does not exist/,
     );
   });
+
+  it(
+    'refuses a fifo at once instead of waiting for a writer (the attack replayed)',
+    { timeout: 20_000 },
+    async () => {
+      // An agent with a shell can make one. Opening it to read used to wait for a writer while
+      // holding a thread of libuv's pool, the threads every note's file work goes through: four
+      // such calls stopped the daemon's reads, writes and moves for good.
+      execFileSync('mkfifo', [join(box.vault, 'Notes', 'pipe.md')]);
+      for (let i = 0; i < 6; i++) {
+        await refused(
+          box.call(readFile, { path: 'Notes/pipe.md' }),
+          'EXECUTION_FAILED',
+          /is not a regular file/,
+        );
+      }
+      await refused(
+        box.call(copyFile, { source: 'Notes/pipe.md', destination: 'Notes/copy.md' }),
+        'EXECUTION_FAILED',
+        /is not a regular file/,
+      );
+      // The file work still has every thread.
+      assert.equal(
+        (await box.call(readFile, { path: 'Notes/ten.md', end_line: 1 })).content,
+        'line 1',
+      );
+    },
+  );
 });
 
 describe('list_directory, search_files and file_info', () => {
