@@ -16,6 +16,7 @@ import {
   takeVaultSnapshot,
   type VaultSnapshot,
 } from './vault-snapshot.ts';
+import { writtenNoteCap } from '../pipeline/read-note.ts';
 
 /** What the monitor needs from the daemon. */
 export interface MonitorOptions {
@@ -56,6 +57,8 @@ const FIRST_ARCHIVE_COUNT_DELAY_MS = 60_000;
  */
 export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
   const { config, layout, bus, logger } = options;
+  // The largest pending note vaultd would read: past it, the Dashboard does not read it either.
+  const noteBytes = writtenNoteCap(config.max_note_bytes);
   const dashboardOn = config.dashboard_interval_ms > 0;
   const httpOn = config.http.port !== null;
   if (!dashboardOn && !httpOn) return { url: undefined, close: async () => undefined };
@@ -103,7 +106,7 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
         // of CPU).
         if (!(await archivesLookLarge(layout))) {
           archives = undefined;
-          snapshot = await takeVaultSnapshot(layout, undefined, options.readSection);
+          snapshot = await takeVaultSnapshot(layout, undefined, options.readSection, noteBytes);
         } else {
           let recount = archives === undefined || Date.now() - lastArchiveCount >= IDLE_REFRESH_MS;
           if (archives === undefined && Date.now() - startedAt < FIRST_ARCHIVE_COUNT_DELAY_MS) {
@@ -120,6 +123,7 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
             layout,
             recount ? undefined : (archives ?? 'skip'),
             options.readSection,
+            noteBytes,
           );
           if (recount) {
             archives = Object.fromEntries(ARCHIVE_STATES.map((s) => [s, snapshot.notes[s] ?? 0]));

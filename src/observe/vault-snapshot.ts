@@ -28,11 +28,15 @@ export const ARCHIVE_STATES: readonly string[] = ['done', 'failed', 'rejected'];
  *   `skip` to leave the archives out.
  * @param readSection reads a pending note's Approval section (the daemon's note worker, which
  *   reads a large note off the main thread and keeps recent reads); in this thread by default.
+ * @param maxNoteBytes a pending note larger than this is not read (its calls are not listed):
+ *   vaultd reads none larger, and an agent can put a file of any size there, which would be read
+ *   whole at every refresh.
  */
 export async function takeVaultSnapshot(
   layout: VaultLayout,
   archives?: Readonly<Record<string, number>> | 'skip',
   readSection?: (text: string) => Promise<ApprovalSectionRead>,
+  maxNoteBytes = Infinity,
 ): Promise<VaultSnapshot> {
   const folders: Record<string, string> = {
     inbox: layout.inbox,
@@ -55,7 +59,7 @@ export async function takeVaultSnapshot(
   }[] = [];
   for (const path of await listNotes(layout.pending)) {
     // Listed as a file, but it may have been swapped for a fifo since: never wait on one.
-    const text = await readRegularFile(path).then(
+    const text = await readRegularFile(path, maxNoteBytes).then(
       (bytes) => bytes.toString('utf8'),
       () => '',
     );

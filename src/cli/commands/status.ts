@@ -7,6 +7,7 @@ import { readLock, resolveLayout } from '../../vault/index.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { CommonOptions } from '../main.ts';
 import { loadSetup } from '../setup.ts';
+import { writtenNoteCap } from '../../pipeline/read-note.ts';
 
 /** Figures of one tool over the log window. */
 export interface ToolFigures {
@@ -71,7 +72,12 @@ export async function runStatus(
   const { config } = await loadSetup(options);
   const layout = resolveLayout(config);
   // The same counts and pending calls the dashboard shows, under the folders' configured names.
-  const snapshot = await takeVaultSnapshot(layout);
+  const snapshot = await takeVaultSnapshot(
+    layout,
+    undefined,
+    undefined,
+    writtenNoteCap(config.max_note_bytes),
+  );
   const daemon = await daemonState(layout.state);
   const names: Record<string, string> = {
     inbox: config.folders.inbox,
