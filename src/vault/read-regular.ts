@@ -56,10 +56,49 @@ export async function readRegularFile(path: string, maxBytes = Infinity): Promis
         path,
       });
     }
-    return await handle.readFile();
+    const bytes = await readUpTo(handle, maxBytes, size);
+    if (bytes === null) {
+      throw Object.assign(new Error(`${path} grew past ${maxBytes} bytes while it was read`), {
+        code: 'EFBIG',
+        path,
+      });
+    }
+    return bytes;
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * An open file's content from its start, read to its end but never past `maxBytes`: a file that
+ * grows while it is read (a command still writing it) is not followed for ever, as
+ * `FileHandle.readFile` follows it whatever size `stat` gave.
+ * @param handle the open file.
+ * @param maxBytes the most bytes taken.
+ * @param sizeHint the size `stat` gave, for the first buffer.
+ * @returns the bytes, or null when the file holds more than `maxBytes`.
+ */
+export async function readUpTo(
+  handle: FileHandle,
+  maxBytes: number,
+  sizeHint = 0,
+): Promise<Buffer | null> {
+  // One byte more than wanted tells "more" from "exactly that much".
+  const limit = maxBytes + 1;
+  let buffer = Buffer.allocUnsafe(Math.max(1, Math.min(sizeHint + 1, limit, 64 * 1024 * 1024)));
+  let length = 0;
+  for (;;) {
+    if (length === buffer.length) {
+      if (buffer.length >= limit) break;
+      const grown = Buffer.allocUnsafe(Math.min(buffer.length * 2, limit));
+      buffer.copy(grown, 0, 0, length);
+      buffer = grown;
+    }
+    const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+    if (bytesRead === 0) break;
+    length += bytesRead;
+  }
+  return length > maxBytes ? null : buffer.subarray(0, length);
 }
 
 /**

@@ -2,12 +2,13 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileHash } from '../../src/pipeline/preview.ts';
 import { readText } from '../../src/tools/lsp/locations.ts';
-import { hashRegularFile, readRegularFile } from '../../src/vault/read-regular.ts';
+import { hashRegularFile, readRegularFile, readUpTo } from '../../src/vault/read-regular.ts';
 import { appendInVault } from '../../src/vault/vault-writer.ts';
 
 // Each of these once opened a path an agent can name, or put a fifo at, with a plain open: on a
@@ -47,6 +48,24 @@ describe('reading what may be a fifo', { timeout: 20_000 }, () => {
     assert.equal(await readText(fifo), undefined);
     assert.equal(await readText(file), 'hello\n');
     await assert.rejects(appendInVault(dir, fifo, 'x'), { code: 'ENXIO' });
+  });
+
+  it('never reads past the cap a file that grows while it is read', async () => {
+    // FileHandle.readFile follows a file to its end whatever size stat gave: a command still
+    // writing it (`yes > file`) made a capped copy_file or search read without end.
+    const growing = join(dir, 'growing.txt');
+    writeFileSync(growing, 'x'.repeat(100));
+    const handle = await open(growing, 'r');
+    try {
+      const { size } = await handle.stat();
+      appendFileSync(growing, 'y'.repeat(1_000_000));
+      assert.equal(await readUpTo(handle, 1_000, size), null);
+      assert.equal((await readUpTo(handle, 1_000_100, size))?.length, 1_000_100);
+      assert.equal(await readUpTo(handle, 1_000_099, size), null);
+      assert.equal((await readUpTo(handle, 5_000_000, 0))?.toString('latin1', 98, 102), 'xxyy');
+    } finally {
+      await handle.close();
+    }
   });
 
   it('cleans up', () => {

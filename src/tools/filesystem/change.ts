@@ -5,6 +5,7 @@ import { ToolError } from '../../protocol/errors.ts';
 import { toolOutput } from '../../protocol/output.ts';
 import type { PreviewBasis, ResolvedPath, ToolContext, VaultAccess } from '../../protocol/types.ts';
 import { isInside } from '../../vault/access.ts';
+import { readUpTo } from '../../vault/read-regular.ts';
 import {
   basisOf,
   readTextFile,
@@ -195,7 +196,14 @@ async function readBytes(
           'EXECUTION_FAILED',
           `${shown} is ${stat.size} bytes, over max_write_bytes ${max}`,
         );
-      return { bytes: await handle.readFile(), mode: stat.mode & 0o7777 };
+      // Never past the cap, even when the file grows while it is read.
+      const bytes = await readUpTo(handle, max, stat.size);
+      if (bytes === null)
+        throw new ToolError(
+          'EXECUTION_FAILED',
+          `${shown} grew past max_write_bytes ${max} while it was read`,
+        );
+      return { bytes, mode: stat.mode & 0o7777 };
     } finally {
       await handle.close();
     }

@@ -11,6 +11,7 @@ import type {
   VaultAccess,
 } from '../../protocol/types.ts';
 import { isInside } from '../../vault/access.ts';
+import { readUpTo } from '../../vault/read-regular.ts';
 import type { FilesystemConfig } from './config.ts';
 import { checkSingleLink, fsError, inParent, openForRead } from './pinned.ts';
 
@@ -177,7 +178,14 @@ export async function readTextFile(
           `${shown} is ${stat.size} bytes, over the ${maxBytes} bytes this tool handles`,
         );
       }
-      const bytes = await handle.readFile();
+      // Never past the cap, even when the file grows while it is read.
+      const bytes = await readUpTo(handle, maxBytes, stat.size);
+      if (bytes === null) {
+        throw new ToolError(
+          'EXECUTION_FAILED',
+          `${shown} grew past the ${maxBytes} bytes this tool handles while it was read`,
+        );
+      }
       if (looksBinary(bytes, true)) {
         throw new ToolError('EXECUTION_FAILED', `${shown} is a binary file (or not UTF-8 text)`);
       }

@@ -3,6 +3,7 @@ import { open } from 'node:fs/promises';
 import { defineTool } from '../../protocol/define-tool.ts';
 import { ToolError } from '../../protocol/errors.ts';
 import { toolOutput } from '../../protocol/output.ts';
+import { readUpTo } from '../../vault/read-regular.ts';
 import { looksBinary, READING_TOOL } from './common.ts';
 import { readFilesystemConfig } from './config.ts';
 import { lstatOrNull, swappedIn } from './pinned.ts';
@@ -191,8 +192,9 @@ async function readForSearch(at: string, maxBytes: number): Promise<string | nul
   try {
     const stat = await handle.stat();
     if (!stat.isFile() || stat.nlink > 1 || stat.size > maxBytes) return null;
-    const bytes = await handle.readFile();
-    return looksBinary(bytes, true) ? null : bytes.toString('utf8');
+    // Never past the cap, even when the file grows while it is read.
+    const bytes = await readUpTo(handle, maxBytes, stat.size);
+    return bytes === null || looksBinary(bytes, true) ? null : bytes.toString('utf8');
   } catch {
     return null;
   } finally {
