@@ -52,7 +52,7 @@ const queue: Waiting[] = [];
  * up, so they never wait.
  *
  * `dns.lookup` is replaced on Node's `dns` module (and its named export), which `net` reads at
- * each connection. Calling again changes the limits; the replacement is made once.
+ * each connection, and so is `dns.promises.lookup`. Calling again changes the limits; the replacement is made once.
  * @param options the cap and the longest wait.
  */
 export function limitLookups(options: LookupLimitOptions): void {
@@ -75,6 +75,14 @@ export function limitLookups(options: LookupLimitOptions): void {
     startWaiting();
   };
   dns.lookup = limited as unknown as typeof dns.lookup;
+  // `dns.promises.lookup` (also `node:dns/promises`) goes through the same queue.
+  dns.promises.lookup = ((hostname: string, options?: unknown) =>
+    new Promise<unknown>((resolve, reject) => {
+      limited(hostname, options ?? {}, (error: Error | null, address: unknown, family: unknown) => {
+        if (error !== null) reject(error);
+        else resolve(Array.isArray(address) ? address : { address, family });
+      });
+    })) as unknown as typeof dns.promises.lookup;
   syncBuiltinESMExports();
 }
 

@@ -71,6 +71,12 @@ describe('limitLookups', () => {
       assert.equal(await response.text(), 'ok');
       assert.ok(seen.includes('localhost'), JSON.stringify(seen));
       assert.equal(namedLookup, dns.lookup);
+      const counted = seen.length;
+      const viaPromises = await (await import('node:dns/promises')).lookup('localhost');
+      assert.equal(viaPromises.address, '127.0.0.1');
+      assert.equal(seen.length, counted + 1);
+      const all = await dns.promises.lookup('localhost', { all: true });
+      assert.deepEqual(all, [{ address: '127.0.0.1', family: 4 }]);
       const before = seen.length;
       await (await fetch(`http://127.0.0.1:${port}/`)).text();
       assert.equal(seen.length, before);
