@@ -3,6 +3,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { McpServerConfig } from './config.ts';
+import { cappedFetch, MAX_MCP_MESSAGE_BYTES } from './capped-fetch.ts';
 
 /** What a call to a server's tool may be given. */
 export interface McpCallOptions {
@@ -39,6 +40,8 @@ export class McpConnection {
   #failures = 0;
   #retry: NodeJS.Timeout | undefined;
   #lastError = '';
+  /** Why this connection is being closed, when vaultd closes it (an answer over the size cap). */
+  #closedFor: string | undefined;
   readonly #stderr: string[] = [];
 
   /**
@@ -87,11 +90,19 @@ export class McpConnection {
         `MCP server ${this.config.name} is not running (${this.#lastError || 'starting'}); it is being restarted, try again later`,
       );
     }
-    return (await client.callTool({ name, arguments: args }, undefined, {
-      signal: options.signal,
-      timeout: options.timeoutMs,
-      ...(options.onProgress === undefined ? {} : { onprogress: options.onProgress }),
-    })) as CallToolResult;
+    try {
+      return (await client.callTool({ name, arguments: args }, undefined, {
+        signal: options.signal,
+        timeout: options.timeoutMs,
+        ...(options.onProgress === undefined ? {} : { onprogress: options.onProgress }),
+      })) as CallToolResult;
+    } catch (error) {
+      // The connection closed because an answer was over the size cap: say that, not "closed".
+      const reason = this.#closedFor;
+      if (reason !== undefined && this.#client !== client)
+        throw new Error(reason, { cause: error });
+      throw error;
+    }
   }
 
   /** Stop for good: no restarts, the client closed, a stdio server's process ended. */
@@ -125,8 +136,9 @@ export class McpConnection {
         },
       },
     );
+    this.#closedFor = undefined;
     const transport = await this.#makeTransport();
-    transport.onclose = () => this.#lost('the connection closed');
+    transport.onclose = () => this.#lost(this.#closedFor ?? 'the connection closed');
     transport.onerror = (error) => this.#logger.debug({ err: error }, 'MCP transport error');
     this.#client = client;
     this.#transport = transport;
@@ -166,6 +178,13 @@ export class McpConnection {
         await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
       return new StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: { headers: { ...config.headers } },
+        // An event cut off for its size leaves its call without an answer: close the connection,
+        // which fails the calls in flight at once instead of at their timeouts, and connect again.
+        fetch: cappedFetch(MAX_MCP_MESSAGE_BYTES, (error) => {
+          if (this.#closedFor !== undefined) return;
+          this.#closedFor = error.message;
+          void this.#transport?.close().catch(() => undefined);
+        }),
       });
     }
     const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');

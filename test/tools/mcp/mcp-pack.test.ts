@@ -34,6 +34,7 @@ import { moveNote, startDaemon, stopDaemon, waitInFolder, waitPending } from '..
 
 const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const CRASHY = join(ROOT, 'test/fixtures/mcp/crashy-server.mjs');
+const HUGE = join(ROOT, 'test/fixtures/mcp/huge-http-server.mjs');
 const FILESYSTEM = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
 
 function freePort(): Promise<number> {
@@ -245,6 +246,52 @@ describe('mcp pack', { timeout: 120_000 }, () => {
       }
     } finally {
       server.kill('SIGKILL');
+    }
+  });
+
+  it('cuts off an answer over 10 MiB from a server over HTTP, as JSON or as an event, and goes on', async () => {
+    // The SDK reads an HTTP answer or event to its end whatever its size (it caps a stdio
+    // server's at 10 MiB): one answer could fill vaultd's memory.
+    for (const json of ['1', '0']) {
+      const port = await freePort();
+      const server: ChildProcess = spawn(process.execPath, [HUGE], {
+        env: { PATH: process.env['PATH'] ?? '', PORT: String(port), JSON_RESPONSE: json },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let log = '';
+      server.stderr?.on('data', (d: Buffer) => (log += d.toString()));
+      try {
+        await waitFor(() => log.includes('listening'), { message: 'the HTTP server is up' });
+        const { host, executor } = await hostWith(dir, {
+          huge: { url: `http://127.0.0.1:${port}/mcp`, tools: { huge: 'safe', small: 'safe' } },
+        });
+        try {
+          const fits = await executor.execute({
+            id: `h1${json}`,
+            name: 'huge_huge',
+            arguments: { bytes: 1_000_000 },
+          });
+          assert.equal(fits.success, true, fits.content);
+          const over = await executor.execute({
+            id: `h2${json}`,
+            name: 'huge_huge',
+            arguments: { bytes: 11 * 1024 * 1024 },
+          });
+          // At once, with the reason (an event stream's request would wait for its timeout).
+          assert.equal(over.error?.code, 'EXECUTION_FAILED', `json ${json}`);
+          assert.match(over.error?.message ?? '', /more than 10485760 bytes; it was cut off/);
+          await waitFor(
+            async () =>
+              (await executor.execute({ id: `h3${json}`, name: 'huge_small', arguments: {} }))
+                .success,
+            { message: 'a later call works', timeoutMs: 30_000 },
+          );
+        } finally {
+          await host.stop();
+        }
+      } finally {
+        server.kill('SIGKILL');
+      }
     }
   });
 });

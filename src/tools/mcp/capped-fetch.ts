@@ -1,0 +1,66 @@
+/** The most bytes one message from an MCP server over HTTP may take: what the SDK allows a stdio server's. */
+export const MAX_MCP_MESSAGE_BYTES = 10 * 1024 * 1024;
+
+/** How the error of a message cut off begins (the SDK passes it on inside its own messages). */
+export const TOO_LARGE = 'the MCP server sent a message of more than';
+
+/**
+ * A `fetch` for an MCP server over Streamable HTTP that cuts off any message over `maxBytes`: a
+ * JSON answer as a whole, an event stream event by event (the stream itself may stay open for
+ * hours). The SDK caps what a stdio server sends at 10 MiB a message, but reads an HTTP answer or
+ * event to its end whatever its size: a server (or whatever it relays) could fill vaultd's memory
+ * with one answer. Past the cap the body fails with an error that says so, the call fails with it,
+ * and the connection is made again.
+ * @param maxBytes the most bytes a message may take.
+ * @param onEventCut called when an event stream was cut off: the SDK leaves the request that
+ *   stream answered waiting (a JSON answer cut off fails its request by itself).
+ * @param baseFetch the fetch to wrap (tests).
+ */
+export function cappedFetch(
+  maxBytes = MAX_MCP_MESSAGE_BYTES,
+  onEventCut: (error: Error) => void = () => undefined,
+  baseFetch: typeof fetch = fetch,
+): typeof fetch {
+  return async (input, init) => {
+    const response = await baseFetch(input, init);
+    if (response.body === null || response.status < 200 || response.status >= 300) return response;
+    const events = (response.headers.get('content-type') ?? '').includes('text/event-stream');
+    let size = 0;
+    // An event ends at a blank line: a line feed right after another (a carriage return between
+    // them is part of a CRLF line ending).
+    let afterLineFeed = false;
+    const tooLarge = (): Error => new Error(`${TOO_LARGE} ${maxBytes} bytes; it was cut off there`);
+    const body = response.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          if (!events) {
+            size += chunk.length;
+          } else {
+            for (let i = 0; i < chunk.length; i++) {
+              const byte = chunk[i] as number;
+              if (byte === 10) {
+                if (afterLineFeed) size = 0;
+                afterLineFeed = true;
+              } else if (byte !== 13) {
+                afterLineFeed = false;
+                size++;
+              }
+            }
+          }
+          if (size <= maxBytes) {
+            controller.enqueue(chunk);
+            return;
+          }
+          const error = tooLarge();
+          controller.error(error);
+          if (events) onEventCut(error);
+        },
+      }),
+    );
+    return new Response(body, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+  };
+}
