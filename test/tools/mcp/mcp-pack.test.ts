@@ -51,6 +51,27 @@ function freePort(): Promise<number> {
   });
 }
 
+/** Start an MCP server over Streamable HTTP on a free port; it prints "listening" when ready. */
+async function httpServer(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ server: ChildProcess; url: string }> {
+  const port = await freePort();
+  const server: ChildProcess = spawn(process.execPath, args, {
+    env: { PATH: process.env['PATH'] ?? '', PORT: String(port), ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let log = '';
+  server.stderr?.on('data', (d: Buffer) => (log += d.toString()));
+  try {
+    await waitFor(() => log.includes('listening'), { message: 'the HTTP server is up' });
+  } catch (error) {
+    server.kill('SIGKILL');
+    throw error;
+  }
+  return { server, url: `http://127.0.0.1:${port}/mcp` };
+}
+
 /** A pack host with the mcp pack on these servers, and an executor that runs what policy allows. */
 async function hostWith(dir: string, servers: Record<string, unknown>, allow: string[] = []) {
   const config = loadConfig({ vault: dir, env: {}, toolSchemas: packConfigSchemas(BUILTIN_PACKS) });
@@ -210,18 +231,11 @@ describe('mcp pack', { timeout: 120_000 }, () => {
   });
 
   it('speaks Streamable HTTP to the reference server, and cancels a call past its timeout', async () => {
-    const port = await freePort();
-    const server: ChildProcess = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
-      env: { PATH: process.env['PATH'] ?? '', PORT: String(port) },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let log = '';
-    server.stderr?.on('data', (d: Buffer) => (log += d.toString()));
+    const { server, url } = await httpServer([EVERYTHING, 'streamableHttp']);
     try {
-      await waitFor(() => log.includes('listening'), { message: 'the HTTP server is up' });
       const { host, executor } = await hostWith(dir, {
         everything: {
-          url: `http://127.0.0.1:${port}/mcp`,
+          url,
           tools: { 'get-sum': 'safe', 'trigger-long-running-operation': 'safe' },
         },
       });
@@ -253,17 +267,10 @@ describe('mcp pack', { timeout: 120_000 }, () => {
     // The SDK reads an HTTP answer or event to its end whatever its size (it caps a stdio
     // server's at 10 MiB): one answer could fill vaultd's memory.
     for (const json of ['1', '0']) {
-      const port = await freePort();
-      const server: ChildProcess = spawn(process.execPath, [HUGE], {
-        env: { PATH: process.env['PATH'] ?? '', PORT: String(port), JSON_RESPONSE: json },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
-      let log = '';
-      server.stderr?.on('data', (d: Buffer) => (log += d.toString()));
+      const { server, url } = await httpServer([HUGE], { JSON_RESPONSE: json });
       try {
-        await waitFor(() => log.includes('listening'), { message: 'the HTTP server is up' });
         const { host, executor } = await hostWith(dir, {
-          huge: { url: `http://127.0.0.1:${port}/mcp`, tools: { huge: 'safe', small: 'safe' } },
+          huge: { url, tools: { huge: 'safe', small: 'safe' } },
         });
         try {
           const fits = await executor.execute({
