@@ -52,7 +52,8 @@ const queue: Waiting[] = [];
  * up, so they never wait.
  *
  * `dns.lookup` is replaced on Node's `dns` module (and its named export), which `net` reads at
- * each connection, and so is `dns.promises.lookup`. Calling again changes the limits; the replacement is made once.
+ * each connection, and so is `dns.promises.lookup`. Calling again changes the limits; the
+ * replacement is made once.
  * @param options the cap and the longest wait.
  */
 export function limitLookups(options: LookupLimitOptions): void {

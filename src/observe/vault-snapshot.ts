@@ -1,9 +1,10 @@
 import { readdir, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { readApprovalSection, type ApprovalSectionRead } from '../approval/index.ts';
+import { CONFIG_DEFAULTS } from '../config/defaults.ts';
+import { readNote, writtenNoteCap } from '../pipeline/read-note.ts';
 import type { VaultLayout } from '../vault/index.ts';
 import { isNoteFile } from '../vault/note-files.ts';
-import { readRegularFile } from '../vault/read-regular.ts';
 import { listNotes } from '../vault/scan.ts';
 
 /** Notes per state folder and the calls waiting for a human, as last counted. */
@@ -30,13 +31,13 @@ export const ARCHIVE_STATES: readonly string[] = ['done', 'failed', 'rejected'];
  *   reads a large note off the main thread and keeps recent reads); in this thread by default.
  * @param maxNoteBytes a pending note larger than this is not read (its calls are not listed):
  *   vaultd reads none larger, and an agent can put a file of any size there, which would be read
- *   whole at every refresh.
+ *   whole at every refresh (default: the cap of the default config).
  */
 export async function takeVaultSnapshot(
   layout: VaultLayout,
   archives?: Readonly<Record<string, number>> | 'skip',
   readSection?: (text: string) => Promise<ApprovalSectionRead>,
-  maxNoteBytes = Infinity,
+  maxNoteBytes = writtenNoteCap(CONFIG_DEFAULTS.max_note_bytes),
 ): Promise<VaultSnapshot> {
   const folders: Record<string, string> = {
     inbox: layout.inbox,
@@ -58,11 +59,10 @@ export async function takeVaultSnapshot(
     calls: { id: string; tool: string; requested_at: string | null }[];
   }[] = [];
   for (const path of await listNotes(layout.pending)) {
-    // Listed as a file, but it may have been swapped for a fifo since: never wait on one.
-    const text = await readRegularFile(path, maxNoteBytes).then(
-      (bytes) => bytes.toString('utf8'),
-      () => '',
-    );
+    // Read as the pipeline reads it (capped, never through a link, never waiting on a fifo
+    // swapped in since the listing): what vaultd would not read lists no calls.
+    const read = await readNote(path, maxNoteBytes).catch(() => undefined);
+    const text = read?.kind === 'text' ? read.text : '';
     const section = readSection === undefined ? readApprovalSection(text) : await readSection(text);
     const calls = [...section.decisions.values()].map((d) => ({
       id: d.id,

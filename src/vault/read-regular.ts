@@ -9,23 +9,19 @@ import { open, type FileHandle } from 'node:fs/promises';
  * anyone with write access to a root) can make a fifo: four `read_file` calls of one would have
  * stopped the daemon's file work for good. A regular file reads the same with or without it.
  */
-export const READ_NOWAIT = constants.O_RDONLY | constants.O_NONBLOCK;
+const READ_NOWAIT = constants.O_RDONLY | constants.O_NONBLOCK;
 
 /** Thrown (as `code`) for a path that is not a regular file. */
-export const NOT_REGULAR = 'ENOTREG';
+const NOT_REGULAR = 'ENOTREG';
 
 /**
  * Open a path to read it, without waiting on a fifo, and refuse anything but a regular file.
  * @param path the file.
- * @param noFollow refuse a symbolic link at the last component (`ELOOP`).
  * @returns the open file and its size; the caller closes it.
- * @throws the open's error, or an error with code {@link NOT_REGULAR}.
+ * @throws the open's error, or an error with code `ENOTREG`.
  */
-export async function openRegular(
-  path: string,
-  noFollow = false,
-): Promise<{ handle: FileHandle; size: number }> {
-  const handle = await open(path, READ_NOWAIT | (noFollow ? constants.O_NOFOLLOW : 0));
+async function openRegular(path: string): Promise<{ handle: FileHandle; size: number }> {
+  const handle = await open(path, READ_NOWAIT);
   try {
     const stat = await handle.stat();
     if (!stat.isFile()) {

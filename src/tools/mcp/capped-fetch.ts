@@ -1,8 +1,5 @@
-/** The most bytes one message from an MCP server over HTTP may take: what the SDK allows a stdio server's. */
+/** The most bytes one message from an MCP server over HTTP may take: the SDK's cap over stdio. */
 export const MAX_MCP_MESSAGE_BYTES = 10 * 1024 * 1024;
-
-/** How the error of a message cut off begins (the SDK passes it on inside its own messages). */
-export const TOO_LARGE = 'the MCP server sent a message of more than';
 
 /**
  * A `fetch` for an MCP server over Streamable HTTP that cuts off any message over `maxBytes`: a
@@ -14,22 +11,19 @@ export const TOO_LARGE = 'the MCP server sent a message of more than';
  * @param maxBytes the most bytes a message may take.
  * @param onEventCut called when an event stream was cut off: the SDK leaves the request that
  *   stream answered waiting (a JSON answer cut off fails its request by itself).
- * @param baseFetch the fetch to wrap (tests).
  */
 export function cappedFetch(
   maxBytes = MAX_MCP_MESSAGE_BYTES,
   onEventCut: (error: Error) => void = () => undefined,
-  baseFetch: typeof fetch = fetch,
 ): typeof fetch {
   return async (input, init) => {
-    const response = await baseFetch(input, init);
+    const response = await fetch(input, init);
     if (response.body === null || response.status < 200 || response.status >= 300) return response;
     const events = (response.headers.get('content-type') ?? '').includes('text/event-stream');
     let size = 0;
     // An event ends at a blank line: a line feed right after another (a carriage return between
     // them is part of a CRLF line ending).
     let afterLineFeed = false;
-    const tooLarge = (): Error => new Error(`${TOO_LARGE} ${maxBytes} bytes; it was cut off there`);
     const body = response.body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
         transform(chunk, controller) {
@@ -51,7 +45,9 @@ export function cappedFetch(
             controller.enqueue(chunk);
             return;
           }
-          const error = tooLarge();
+          const error = new Error(
+            `the MCP server sent a message of more than ${maxBytes} bytes; it was cut off there`,
+          );
           controller.error(error);
           if (events) onEventCut(error);
         },
