@@ -375,6 +375,22 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
     })();
     return applying;
   };
+  /**
+   * Look at the note of a request just decided (CLI, HTTP) or expired, in the folder it is in. A
+   * note being worked on right now (claimed in In_Progress/) is not claimed again: it goes back to
+   * Pending_Approval/ with the calls still waiting, and is looked at there.
+   * @param note the request's vault-relative note path.
+   */
+  const queueRequestNote = (note: string): void => {
+    const at = join(layout.root, note);
+    const folder = dirname(at);
+    if (folder === layout.inProgress) {
+      queue.add(join(layout.pending, readClaimedName(basename(at)).original), 'pending');
+      return;
+    }
+    const kind = folders.find((f) => f.path === folder)?.kind;
+    if (kind !== undefined && kind !== 'inbox') queue.add(at, kind);
+  };
   const applyDecisionFilesOnce = async (): Promise<void> => {
     for (const submitted of await readSubmittedDecisions(layout.state, (path, problem) =>
       logger.warn({ file: path, problem }, 'not a decision: removed'),
@@ -394,14 +410,7 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
         },
         'decision received',
       );
-      // A note being worked on right now (claimed in In_Progress/) is not claimed again: it goes
-      // back to Pending_Approval/ with the calls still waiting, and is looked at there.
-      const at = join(layout.root, outcome.request.note);
-      if (dirname(at) === layout.inProgress) {
-        queue.add(join(layout.pending, readClaimedName(basename(at)).original), 'pending');
-      } else {
-        queue.add(at, 'pending');
-      }
+      queueRequestNote(outcome.request.note);
     }
   };
 
@@ -467,16 +476,13 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
     isReady: () => ready,
     isWatching: () => watcher !== undefined && ready,
     conditions: () => conditions.list(),
-    approvals: approvalsBackend(gate, (request) =>
-      queue.add(join(layout.root, request.note), 'pending'),
-    ),
+    approvals: approvalsBackend(gate, (request) => queueRequestNote(request.note)),
   });
   started.push(() => monitor.close());
   started.push(() => queue.pause());
 
   for (const path of await listNotes(layout.inProgress)) queue.add(path, 'in_progress');
-  for (const expired of await requests.expireDue())
-    queue.add(join(layout.root, expired.note), 'pending');
+  for (const expired of await requests.expireDue()) queueRequestNote(expired.note);
   const initial = await reconcile();
   logger.info(
     { vault: layout.root, queued: initial, watching: parts.watchFolders },
@@ -681,8 +687,7 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
       scheduleCron(
         currentConfig.approval.check_cron,
         async () => {
-          for (const expired of await requests.expireDue())
-            queue.add(join(layout.root, expired.note), 'pending');
+          for (const expired of await requests.expireDue()) queueRequestNote(expired.note);
         },
         { onError },
       ),

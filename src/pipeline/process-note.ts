@@ -47,7 +47,11 @@ export async function handleNote(
   seen: SeenInfo = { sinceChangeMs: Number.POSITIVE_INFINITY, inPlace: false },
 ): Promise<JobOutcome> {
   try {
-    if (kind === 'in_progress') return await resumeNote(ctx, path);
+    // A note in In_Progress/ is only ever resumed (which leaves a note being worked on alone),
+    // never claimed again from there, whatever folder kind it was queued with: a second claim
+    // would take it from under the job working on it.
+    if (kind === 'in_progress' || dirname(path) === ctx.layout.inProgress)
+      return await resumeNote(ctx, path);
     return await lookAt(ctx, path, kind, seen);
   } catch (error) {
     if (!isInfrastructureError(error)) throw error;
@@ -271,8 +275,10 @@ async function workClaimed(
     }
     const parsed = await parseOrFail(ctx, path, read.text, false);
     if (parsed === null) return;
-    // A note resumed from In_Progress/ was claimed under the cap: what it started is finished.
-    const waiting = from === 'in_progress' ? 0 : waitingBlocks(parsed);
+    // Also for a note resumed from In_Progress/: an agent can write one there. A note vaultd
+    // claimed was under the cap then, and its waiting blocks only get fewer; one over a cap
+    // lowered since fails, and the calls that ran are replayed from the ledger when it comes back.
+    const waiting = waitingBlocks(parsed);
     if (waiting > ctx.config.max_calls_per_note) {
       await failClaimed(
         ctx,

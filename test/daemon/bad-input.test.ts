@@ -92,6 +92,25 @@ describe('vaultd run with hostile input: clear errors, nothing lost, daemon stay
     assert.equal(log.match(/start many [123]/g)?.length, 3);
   });
 
+  it('holds a note an agent put straight into In_Progress/ to max_calls_per_note', async () => {
+    // Red-team replay: the cap was skipped for notes resumed from In_Progress/ (taken to be notes
+    // vaultd claimed itself, under the cap), so 135,000 calls written there all ran.
+    const blocks = Array.from({ length: 6 }, (_, i) =>
+      callBlock('side_effect', { label: `planted ${i}` }),
+    );
+    const text = note('Planted', ...blocks);
+    await writeFile(join(vault.root, 'In_Progress', 'planted.md'), text);
+    await inFolder('planted.md', 'Failed');
+    const failed = await readFile(join(vault.root, 'Failed', 'planted.md'), 'utf8');
+    const results = resultsOf(failed);
+    assert.equal(results.length, 1);
+    assert.equal(results[0]?.error?.code, 'NOTE_TOO_LARGE');
+    assert.equal(
+      existsSync(sideLog) && (await readFile(sideLog, 'utf8')).includes('planted'),
+      false,
+    );
+  });
+
   it('reads a decision on a note its results took past max_note_bytes, and fails one past twice that', async () => {
     // The cap (4096 here) is for what agents drop; results vaultd writes may take a note past
     // it. A tick in such a note was ignored without a word.

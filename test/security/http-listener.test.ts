@@ -202,6 +202,71 @@ describe('HTTP listener and approvals API', { timeout: 120_000 }, () => {
       404,
     );
   });
+  it('decides a second call of a note while the first one runs: the note is never claimed twice', async () => {
+    // QA replay: approve A, then reject B while A's note is claimed in In_Progress/. The reject
+    // used to claim the note again from In_Progress/, under a second claim name: it ended in two
+    // folders, one of them under its claim name, and A's result was lost from one of them.
+    await vault.drop(
+      'race.md',
+      note(
+        'Race',
+        callBlock('danger_zone', { target: 'race-a', ms: 1500 }, 'race-a'),
+        callBlock('danger_zone', { target: 'race-b' }, 'race-b'),
+      ),
+    );
+    await waitPending(vault, 'race.md');
+    const listed = JSON.parse((await raw(port, '/approvals', auth())).body) as {
+      approvals: { id: string; call_id: string }[];
+    };
+    const idOf = (call: string): string => {
+      const found = listed.approvals.find((a) => a.call_id === call);
+      assert.ok(found, call);
+      return found.id;
+    };
+    const json = { ...auth(), 'content-type': 'application/json' };
+    const approved = await raw(port, `/approvals/${idOf('race-a')}/approve`, json, 'POST', '{}');
+    assert.equal(approved.status, 200, approved.body);
+    await waitFor(
+      () => readdirSync(join(vault.root, 'In_Progress')).some((n) => n.startsWith('race.')),
+      { message: 'race.md claimed' },
+    );
+    const rejected = await raw(
+      port,
+      `/approvals/${idOf('race-b')}/reject`,
+      json,
+      'POST',
+      JSON.stringify({ reason: 'not now' }),
+    );
+    assert.equal(rejected.status, 200, rejected.body);
+    const text = await waitInFolder(vault, 'race.md', 'Rejected');
+    const results = resultsOf(text);
+    assert.deepEqual(
+      results.map((r) => [r.id, r.status]),
+      [
+        ['race-a', 'success'],
+        ['race-b', 'rejected'],
+      ],
+    );
+    // One note, under its own name, in one folder; A ran once.
+    const everywhere = [
+      'Needs_Action',
+      'In_Progress',
+      'Pending_Approval',
+      'Approved',
+      'Rejected',
+      'Done',
+      'Failed',
+    ].flatMap((folder) =>
+      readdirSync(join(vault.root, folder))
+        .filter((n) => n.startsWith('race'))
+        .map((n) => `${folder}/${n}`),
+    );
+    assert.deepEqual(everywhere, ['Rejected/race.md']);
+    assert.deepEqual(
+      (await readLines(dangerLog)).filter((l) => l.startsWith('race')),
+      ['race-a'],
+    );
+  });
 });
 
 describe('HTTP approvals API without a token', { timeout: 60_000 }, () => {
