@@ -1,5 +1,6 @@
 import { validate as isValidCron } from 'node-cron';
-import { dirname, resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { compilePolicy, parsePolicyRule, PolicyRuleError } from '../approval/policy.ts';
 import type { JsonSchema } from '../protocol/types.ts';
 import { checkFolders } from './check-folders.ts';
@@ -83,7 +84,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const baseDir = file === undefined ? process.cwd() : dirname(file);
   let vault: string | undefined;
   if (options.vault !== undefined) vault = resolve(options.vault);
-  else if (typeof data['vault'] === 'string') vault = resolve(baseDir, data['vault']);
+  else if (typeof data['vault'] === 'string') vault = configPath(baseDir, data['vault']);
   else problems.push("no vault given: pass --vault DIR or set 'vault' in the config file");
 
   if (problems.length > 0 || vault === undefined) throw new ConfigError(problems, file);
@@ -91,7 +92,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     ...config,
     vault,
     log: { ...config.log, level: logLevel },
-    plugins: config.plugins.map((plugin) => resolve(baseDir, plugin)),
+    plugins: config.plugins.map((plugin) => configPath(baseDir, plugin)),
     approval: { ...config.approval, expire_after_ms: expireMs },
     ledger: { ...config.ledger, replay_window_ms: replayMs, retention_ms: retentionMs },
   });
@@ -208,4 +209,16 @@ function applyDefaults(data: Raw): Omit<Config, 'vault'> {
     plugins: pick('plugins'),
     tools: { ...((data['tools'] as Raw | undefined) ?? {}) } as Config['tools'],
   };
+}
+
+/**
+ * A path written in the config file: `~/…` is in the home folder of the user running vaultd (as a
+ * shell would read it: a user unit's `vault: ~/Vault` used to name `~/.config/vaultd/~/Vault`),
+ * anything else relative to the config file's folder. `~user/…` is not expanded.
+ * @param baseDir the config file's folder.
+ * @param path the value as written.
+ */
+function configPath(baseDir: string, path: string): string {
+  if (path === '~' || path.startsWith('~/')) return join(homedir(), path.slice(1));
+  return resolve(baseDir, path);
 }

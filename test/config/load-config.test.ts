@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
@@ -179,6 +179,14 @@ describe('loadConfig vault resolution', () => {
       join(dir, 'tools', 'mine.ts'),
       '/opt/other.js',
     ]);
+  });
+
+  it('reads ~/ in the vault and plugin paths as the home folder, as a shell would', async () => {
+    // QA replay: the user unit's `vault: ~/Vault` named ~/.config/vaultd/~/Vault.
+    const file = await configFile("vault: ~/Vault\nplugins: ['~/tools/mine.ts', ./~x.ts]\n");
+    const config = loadConfig({ file, env: {} });
+    assert.equal(config.vault, join(homedir(), 'Vault'));
+    assert.deepEqual(config.plugins, [join(homedir(), 'tools', 'mine.ts'), join(dir, '~x.ts')]);
   });
 
   it('lets the vault option win, relative to the working directory', async () => {
