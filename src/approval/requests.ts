@@ -97,6 +97,7 @@ export class ApprovalRequests {
   readonly #journal: Journal<Line>;
   readonly #byId = new Map<string, ApprovalRequest>();
   readonly #damage: JournalDamage | null;
+  #version = 0;
 
   private constructor(journal: Journal<Line>, damage: JournalDamage | null) {
     this.path = journal.path;
@@ -119,6 +120,11 @@ export class ApprovalRequests {
   /** What was wrong with the file at open, or null. A damaged file only makes vaultd ask again. */
   get damage(): JournalDamage | null {
     return this.#damage;
+  }
+
+  /** Changes with every request made, decided, moved or expired (for caches of what was seen). */
+  get version(): number {
+    return this.#version;
   }
 
   /**
@@ -260,6 +266,7 @@ export class ApprovalRequests {
     // fsynced: a decision or a consumption lost in a power cut could let one decision act twice.
     await this.#journal.append(line, true);
     applyLine(this.#byId, line);
+    this.#version++;
   }
 }
 

@@ -40,8 +40,26 @@ export interface PipelineContext {
   readonly active: Set<string>;
   /** Infrastructure failures in a row, by note path, for the backoff. */
   readonly deferrals: Map<string, number>;
+  /**
+   * Pending notes last seen with nothing to decide, by path: looked at again only once the file,
+   * the approval requests or the clock (an expiry) changed (see process-note.ts). Optional: made
+   * on first use.
+   */
+  quietPending?: Map<string, QuietPending>;
   /** Whether a note that hit an infrastructure failure is tried again (false for `vaultd once`). */
   readonly retryDeferred: boolean;
   /** The calls the notes being worked on may hold at once (see call-budget.ts). */
   readonly callBudget: CallBudget;
+}
+
+/** A pending note seen with nothing to decide: the file as it was, and until when that holds. */
+export interface QuietPending {
+  readonly dev: number;
+  readonly ino: number;
+  readonly size: number;
+  readonly mtimeMs: number;
+  /** The approval requests' version then (any request made, decided, moved or expired since). */
+  readonly requestsVersion: number;
+  /** The earliest expiry of its pending requests, in ms since the epoch. */
+  readonly until: number;
 }

@@ -16,6 +16,8 @@ export interface SeenInfo {
   readonly sinceChangeMs: number;
   /** Whether the file was written in place (a `change` event), rather than dropped by a rename. */
   readonly inPlace: boolean;
+  /** Whether the watcher reported the path since it was last looked at (not only a scan). */
+  readonly byEvent?: boolean;
 }
 
 /** Work on one note path. */
@@ -30,6 +32,8 @@ interface Entry {
   /** `performance.now()` of the last event. */
   changedAt: number;
   inPlace: boolean;
+  /** The watcher reported the path since the last look. */
+  byEvent: boolean;
 }
 
 /**
@@ -97,6 +101,7 @@ export class NoteQueue {
         timer: undefined,
         changedAt: now,
         inPlace: event === 'change',
+        byEvent: event !== undefined,
       });
       this.#ready.push(path);
       this.#pump();
@@ -104,6 +109,7 @@ export class NoteQueue {
     }
     if (event !== undefined) {
       entry.changedAt = now;
+      entry.byEvent = true;
       if (event === 'change') entry.inPlace = true;
     }
     entry.kind = kind;
@@ -169,12 +175,15 @@ export class NoteQueue {
   async #run(path: string, entry: Entry): Promise<void> {
     entry.state = 'running';
     entry.again = false;
+    const byEvent = entry.byEvent;
+    entry.byEvent = false;
     this.#running++;
     let outcome: JobOutcome = undefined;
     try {
       outcome = await this.#worker(path, entry.kind, {
         sinceChangeMs: performance.now() - entry.changedAt,
         inPlace: entry.inPlace,
+        byEvent,
       });
     } catch (error) {
       this.#onError(path, error);
@@ -211,6 +220,7 @@ export class NoteQueue {
       timer: undefined,
       changedAt: performance.now(),
       inPlace: false,
+      byEvent: true,
     };
     this.#entries.set(path, entry);
     entry.timer = setTimeout(() => {

@@ -10,6 +10,7 @@ import {
   readClaimedName,
   recoverInterruptedMove,
 } from '../vault/index.ts';
+import { lstat } from '../vault/fs-calls.ts';
 import type { FolderKind } from '../vault/watcher.ts';
 import { LIGHT_NOTE_CALLS, mentionsOfToolCall } from './call-budget.ts';
 import { isInfrastructureError } from './conditions.ts';
@@ -65,6 +66,10 @@ async function lookAt(
   kind: Exclude<FolderKind, 'in_progress'>,
   seen: SeenInfo,
 ): Promise<JobOutcome> {
+  // A scan of a pending note seen before with nothing to decide, unchanged since, reads nothing:
+  // every reconcile read every pending note whole (notes of 10,000 calls are megabytes each).
+  if (kind === 'pending' && seen.byEvent !== true && (await stillQuiet(ctx, path))) return;
+  ctx.quietPending?.delete(path);
   // The file stays open until the claim is checked (or we are done with the note): see isSameNote.
   const read = await readNote(path, noteCap(ctx.config.max_note_bytes, kind), true);
   try {
@@ -94,10 +99,14 @@ async function lookAtRead(
   }
   if (kind === 'inbox') {
     if (!mightHaveToolCall(read.text)) return;
-  } else if (!(await hasDecisionToApply(ctx, read.text, kind))) {
+  } else {
     // A decision folder: only notes with a decision to apply are vaultd's business now (this look
     // takes no share of the budget: notes waiting for a human are looked at at every reconcile).
-    return;
+    const look = await decisionToApply(ctx, read.text, kind);
+    if (!look.apply) {
+      if (kind === 'pending') rememberQuiet(ctx, path, read, look.until);
+      return;
+    }
   }
   // A note of many calls waits for its share of the call budget before it is parsed.
   const release = await takeBudget(ctx, read.text);
@@ -145,25 +154,81 @@ async function lookAtBudgeted(
 /**
  * Whether a note in a decision folder has something for vaultd to do: it was moved to decide, a
  * box is ticked, or a request it names was decided through the CLI or HTTP, or expired.
+ * @returns `apply`, and when there is nothing to apply, `until`: the earliest expiry of the
+ *   pending requests it names (ms since the epoch; infinite when none).
  */
-async function hasDecisionToApply(
+async function decisionToApply(
   ctx: PipelineContext,
   text: string,
   kind: 'pending' | 'approved' | 'rejected',
-): Promise<boolean> {
+): Promise<{ apply: boolean; until: number }> {
+  const no = { apply: false, until: Number.POSITIVE_INFINITY };
   const section = await ctx.notes.approval(text);
-  if (!section.found) return false;
-  if (kind !== 'pending') return true;
+  if (!section.found) return no;
+  if (kind !== 'pending') return { apply: true, until: 0 };
   const requests = ctx.gate.requests;
+  const now = Date.now();
   for (const decision of section.decisions.values()) {
-    if (decision.decision !== 'none') return true;
+    if (decision.decision !== 'none') return { apply: true, until: 0 };
     const request = decision.nonce === null ? undefined : requests?.get(decision.nonce);
     if (request === undefined) continue;
     if (request.state === 'approved' || request.state === 'rejected' || request.state === 'expired')
-      return true;
-    if (request.state === 'pending' && Date.parse(request.expiresAt) <= Date.now()) return true;
+      return { apply: true, until: 0 };
+    if (request.state !== 'pending') continue;
+    const expires = Date.parse(request.expiresAt);
+    if (expires <= now) return { apply: true, until: 0 };
+    if (expires < no.until) no.until = expires;
   }
-  return false;
+  return no;
+}
+
+/** Most pending notes remembered as quiet; past it the memory starts again empty. */
+const MAX_QUIET_PENDING = 100_000;
+
+/**
+ * Remember a pending note seen with nothing to decide, as read (see {@link stillQuiet}).
+ * @param until the earliest expiry of its pending requests.
+ */
+function rememberQuiet(
+  ctx: PipelineContext,
+  path: string,
+  read: Extract<NoteRead, { kind: 'text' }>,
+  until: number,
+): void {
+  const requests = ctx.gate.requests;
+  if (requests === undefined) return;
+  ctx.quietPending ??= new Map();
+  if (ctx.quietPending.size >= MAX_QUIET_PENDING) ctx.quietPending.clear();
+  ctx.quietPending.set(path, {
+    dev: read.dev,
+    ino: read.ino,
+    size: read.size,
+    mtimeMs: read.mtimeMs,
+    requestsVersion: requests.version,
+    until,
+  });
+}
+
+/**
+ * Whether a pending note remembered as quiet still is: the same file, unchanged (device, inode,
+ * size, modification time, one `lstat`), no approval request made, decided, moved or expired
+ * since, and none of its requests due to expire. Only scans ask: a change the watcher reports is
+ * always read, so an edit the time stamp cannot show (same size, within its tick) is still seen.
+ */
+async function stillQuiet(ctx: PipelineContext, path: string): Promise<boolean> {
+  const quiet = ctx.quietPending?.get(path);
+  const requests = ctx.gate.requests;
+  if (quiet === undefined || requests === undefined) return false;
+  if (requests.version !== quiet.requestsVersion || Date.now() >= quiet.until) return false;
+  const now = await lstat(path).catch(() => undefined);
+  return (
+    now !== undefined &&
+    now.isFile() &&
+    now.dev === quiet.dev &&
+    now.ino === quiet.ino &&
+    now.size === quiet.size &&
+    now.mtimeMs === quiet.mtimeMs
+  );
 }
 
 async function claimAndWork(
