@@ -44,6 +44,30 @@ export async function submitDecision(
 }
 
 /**
+ * The decision already waiting for the daemon for this request, if any (read only, for the CLI).
+ * @param stateDir the vault's state directory.
+ * @param id the request id.
+ * @returns the waiting decision, or null when none waits or its file cannot be read.
+ */
+export async function readWaitingDecision(
+  stateDir: string,
+  id: string,
+): Promise<RequestDecision | null> {
+  if (!REQUEST_ID_PATTERN.test(id)) return null;
+  try {
+    const value = JSON.parse(
+      await readFile(join(stateDir, DECISIONS_DIR, `${id}.json`), 'utf8'),
+    ) as {
+      decision?: RequestDecision;
+    };
+    const kind = value.decision?.kind;
+    return kind === 'approve' || kind === 'reject' ? (value.decision as RequestDecision) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * The decisions waiting in `<stateDir>/decisions/`; files that are not decisions are reported
  * through `onBad` and removed.
  * @param stateDir the vault's state directory.

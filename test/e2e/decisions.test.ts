@@ -149,6 +149,63 @@ describe(
       assert.match(String(result?.content), /not that one/);
       assert.deepEqual((await readLines(dangerLog)).sort(), ['off', 'safe-1', 'safe-2']);
     });
+
+    it('approve NOTE decides only the requests vaultd recorded for that note, whatever nonces the agent wrote into it', async () => {
+      await vault.drop(
+        'harmless.md',
+        note('Harmless', callBlock('danger_zone', { target: 'owner' }, 'swap-1')),
+      );
+      await vault.drop(
+        'evil.md',
+        note('Evil', callBlock('danger_zone', { target: 'ATTACKER' }, 'swap-1')),
+      );
+      await vault.drop(
+        'evil-2.md',
+        note('Evil 2', callBlock('danger_zone', { target: 'ATTACKER-2' }, 'swap-2')),
+      );
+      const harmless = await waitPending(vault, 'harmless.md');
+      const evil = await waitPending(vault, 'evil.md');
+      const evil2 = await waitPending(vault, 'evil-2.md');
+      const nonceOf = (text: string): string => /"nonce": "(apr_[a-z2-7]+)"/.exec(text)?.[1] ?? '';
+      const [ownNonce, evilNonce] = [nonceOf(harmless), nonceOf(evil)];
+      assert.notEqual(ownNonce, '');
+      assert.notEqual(evilNonce, '');
+      // The agent, which can write the vault, names the requests of its other notes in the
+      // harmless one: evil's nonce in place of its own, and evil-2's whole part of the section.
+      const evil2Part = evil2.slice(evil2.indexOf('### danger_zone'));
+      await editInPlace(
+        join(vault.root, 'Pending_Approval', 'harmless.md'),
+        (t) => `${t.replace(ownNonce, evilNonce).trimEnd()}\n\n${evil2Part}`,
+      );
+
+      const approved = await runCli([
+        'approve',
+        join(vault.root, 'Pending_Approval', 'harmless.md'),
+      ]);
+      assert.equal(approved.code, 0, approved.stderr);
+      assert.match(
+        approved.stdout,
+        new RegExp(
+          `approved: ${ownNonce} \\(danger_zone · swap-1 in Pending_Approval/harmless\\.md\\)`,
+        ),
+      );
+      assert.match(approved.stdout, /"target":"owner"/);
+      assert.doesNotMatch(approved.stdout, /evil|ATTACKER/);
+
+      // The daemon took the decision in: only the harmless note's own request left the list.
+      const waiting = await waitFor(async () => {
+        const list = await cli('approvals', '--json');
+        const ids = (JSON.parse(list.stdout) as { id: string }[]).map((r) => r.id);
+        return ids.includes(ownNonce) ? undefined : ids;
+      });
+      assert.ok(waiting.includes(evilNonce), 'the request of evil.md still waits');
+      assert.ok(waiting.includes(nonceOf(evil2)), 'the request of evil-2.md still waits');
+      assert.deepEqual(
+        (await readLines(dangerLog)).filter((l) => l.startsWith('ATTACKER')),
+        [],
+        'no call of another note ran',
+      );
+    });
   },
 );
 

@@ -1,16 +1,15 @@
 import { existsSync, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import { userInfo } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import {
   compileGrant,
-  readApprovalSection,
   readRequests,
   REQUEST_ID_PATTERN,
   type ApprovalRequest,
   type RequestDecision,
 } from '../../approval/index.ts';
-import { submitDecision } from '../../approval/decision-files.ts';
+import { readWaitingDecision, submitDecision } from '../../approval/decision-files.ts';
 import { CONFIG_DEFAULTS } from '../../config/defaults.ts';
 import { loadConfig } from '../../config/index.ts';
 import { readLock, resolveLayout, STATE_DIR_NAME } from '../../vault/index.ts';
@@ -33,7 +32,9 @@ export interface DecideOptions extends CommonOptions {
 /**
  * `vaultd approve ID|NOTE` / `vaultd reject ID|NOTE`: decide pending calls from the command line,
  * a channel agents cannot reach when they may only write the inbox. The decision is handed to the
- * daemon through `.vaultd/decisions/`; it counts once, for a request that is still pending.
+ * daemon through `.vaultd/decisions/`; it counts once, for a request that is still pending. A note
+ * stands for the requests recorded for its vault-relative path, never for what its text names;
+ * calls already decided are skipped and named, the rest decided (exit 0 when any was).
  * @param decision approve or reject.
  * @param target a request id (`apr_…`, shown in the note and by `vaultd approvals`), or a note
  *   (a path, or a name in `Pending_Approval/`).
@@ -62,15 +63,19 @@ export async function runDecision(
     process.stderr.write(`vaultd: ${chosen}\n`);
     return EXIT.failure;
   }
-  const by = userName();
-  const done: string[] = [];
-  for (const request of chosen) {
+  // Every check before the first decision is handed over: a usage error decides nothing.
+  for (const request of chosen.open) {
     if (options.scope !== undefined && !options.scope.trim().startsWith(request.tool)) {
       process.stderr.write(
         `vaultd: --scope ${JSON.stringify(options.scope)} does not name ${request.tool}\n`,
       );
       return EXIT.usage;
     }
+  }
+  const by = userName();
+  const done: ApprovalRequest[] = [];
+  const skipped = [...chosen.skipped];
+  for (const request of chosen.open) {
     const entry: RequestDecision = {
       kind: decision,
       always: options.always === true || options.scope !== undefined,
@@ -81,16 +86,31 @@ export async function runDecision(
       reason: options.reason ?? null,
       arguments: null,
     };
-    if (!(await submitDecision(stateDir, request.id, entry))) {
-      process.stderr.write(
-        `vaultd: a decision for ${request.id} is already waiting for the daemon\n`,
-      );
-      return EXIT.failure;
+    if (await submitDecision(stateDir, request.id, entry)) {
+      done.push(request);
+      continue;
     }
-    done.push(`${request.id} (${request.tool} · ${request.callId} in ${request.note})`);
+    const waiting = await readWaitingDecision(stateDir, request.id);
+    skipped.push({
+      request,
+      why:
+        waiting === null
+          ? 'a decision for it is already waiting for the daemon'
+          : `already ${waiting.kind === 'approve' ? 'approved' : 'rejected'} (waiting for the daemon)`,
+    });
+  }
+  if (done.length === 0) {
+    for (const s of skipped)
+      process.stderr.write(`vaultd: ${describeRequest(s.request)}: ${s.why}\n`);
+    process.stderr.write(`vaultd: nothing ${decision === 'approve' ? 'approved' : 'rejected'}\n`);
+    return EXIT.failure;
   }
   const verb = decision === 'approve' ? 'approved' : 'rejected';
-  process.stdout.write(`${verb}: ${done.join(', ')}\n`);
+  for (const r of done) {
+    process.stdout.write(`${verb}: ${describeRequest(r)}\n    ${JSON.stringify(r.arguments)}\n`);
+  }
+  for (const s of skipped)
+    process.stdout.write(`skipped: ${describeRequest(s.request)}: ${s.why}\n`);
   const lock = await readLock(stateDir);
   process.stdout.write(
     lock?.alive === true
@@ -126,12 +146,29 @@ export async function runApprovals(options: CommonOptions & { json?: boolean }):
   return EXIT.ok;
 }
 
+/** A request of the target that is not decided now, and why. */
+interface Skipped {
+  readonly request: ApprovalRequest;
+  readonly why: string;
+}
+
+/** What `vaultd approve|reject` decides: the open requests, and those it leaves, with why. */
+interface Chosen {
+  readonly open: readonly ApprovalRequest[];
+  readonly skipped: readonly Skipped[];
+}
+
+/**
+ * The requests a target names. A note names the requests vaultd recorded for it, by its
+ * vault-relative path in the request store; its text is never read: an agent that can write the
+ * note could name there the request of another note (a note swap).
+ */
 async function chooseRequests(
   target: string,
   requests: readonly ApprovalRequest[],
   stateDir: string,
   options: DecideOptions,
-): Promise<ApprovalRequest[] | string> {
+): Promise<Chosen | string> {
   const pendingNow = (r: ApprovalRequest): boolean =>
     r.state === 'pending' && Date.parse(r.expiresAt) > Date.now();
   if (REQUEST_ID_PATTERN.test(target)) {
@@ -140,7 +177,7 @@ async function chooseRequests(
     if (!pendingNow(request)) {
       return `no pending approval for ${target} (it is ${request.state === 'pending' ? 'expired' : request.state})`;
     }
-    return [request];
+    return { open: [request], skipped: [] };
   }
   const vault = dirname(stateDir);
   const layout = resolveLayout({
@@ -154,18 +191,57 @@ async function chooseRequests(
   ];
   const path = candidates.find((p) => existsSync(p) && statSync(p).isFile());
   if (path === undefined) return `no such note or request: ${target}`;
-  const section = readApprovalSection(await readFile(path, 'utf8'));
-  const chosen: ApprovalRequest[] = [];
-  for (const d of section.decisions.values()) {
-    if (options.call !== undefined && d.id !== options.call) continue;
-    const request = d.nonce === null ? undefined : requests.find((r) => r.id === d.nonce);
-    if (request !== undefined && request.callId === d.id && pendingNow(request))
-      chosen.push(request);
+  const key = await vaultKey(vault, path);
+  if (key === undefined) return `${path} is not in the vault ${vault}`;
+  const ofNote = requests.filter(
+    (r) => r.note === key && (options.call === undefined || r.callId === options.call),
+  );
+  const open: ApprovalRequest[] = [];
+  const skipped: Skipped[] = [];
+  for (const r of ofNote) {
+    if (r.state === 'approved' || r.state === 'rejected') {
+      skipped.push({ request: r, why: `already ${r.state}` });
+    } else if (pendingNow(r)) {
+      open.push(r);
+    }
   }
-  if (chosen.length === 0) {
+  // Two requests open for one call of one note: the note's text says which one the daemon acts
+  // on, and that text is the agent's. Deciding one by id is for the human, after looking at both.
+  const byCall = new Map<string, ApprovalRequest[]>();
+  for (const r of open) byCall.set(r.callId, [...(byCall.get(r.callId) ?? []), r]);
+  const unique: ApprovalRequest[] = [];
+  for (const [callId, same] of byCall) {
+    if (same.length === 1) {
+      unique.push(...same);
+      continue;
+    }
+    for (const request of same) {
+      skipped.push({
+        request,
+        why: `${same.length} requests wait for call ${callId} of this note; check them with vaultd approvals and decide one by its request id`,
+      });
+    }
+  }
+  if (unique.length === 0 && skipped.length === 0) {
     return `${path} has no pending call${options.call === undefined ? '' : ` with id ${options.call}`}`;
   }
-  return chosen;
+  return { open: unique, skipped };
+}
+
+/**
+ * The vault-relative path of a note, as vaultd records it: its folder resolved, its own name
+ * kept (a note replaced by a link to another note is still only itself); undefined outside.
+ */
+async function vaultKey(vault: string, path: string): Promise<string | undefined> {
+  const rel = relative(await realpath(vault), join(await realpath(dirname(path)), basename(path)))
+    .split(sep)
+    .join('/');
+  if (rel === '' || rel === '..' || rel.startsWith('../') || isAbsolute(rel)) return undefined;
+  return rel;
+}
+
+function describeRequest(r: ApprovalRequest): string {
+  return `${r.id} (${r.tool} · ${r.callId} in ${r.note})`;
 }
 
 /**
