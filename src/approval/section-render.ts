@@ -7,8 +7,6 @@ export interface ApprovalSectionOptions {
   readonly approvedFolder?: string;
   /** Folder name shown for "reject all by moving"; defaults to `Rejected`. */
   readonly rejectedFolder?: string;
-  /** When set, each call shows the time it will be rejected as expired. */
-  readonly expireAfterMs?: number;
   /** Problems to show under a call (e.g. why the last decision could not be read), by call id. */
   readonly problems?: ReadonlyMap<string, readonly string[]>;
 }
@@ -20,7 +18,7 @@ export interface ApprovalSectionOptions {
  * ever read as markdown or as a block), an editable `json` block `{"pending_call": {...}}`, the
  * boxes `approve`, `reject`, `always allow <tool>`, and a `Reason:` line.
  * @param pending the waiting calls, in note order.
- * @param options folder names, expiry and problems to show; see {@link ApprovalSectionOptions}.
+ * @param options folder names and problems to show; see {@link ApprovalSectionOptions}.
  */
 export function renderApprovalSection(
   pending: readonly PendingCall[],
@@ -69,10 +67,7 @@ function renderCall(call: PendingCall, options: ApprovalSectionOptions): string[
     ? inlineCode(call.id)
     : `escaped ${inlineCode(JSON.stringify(call.id))}`;
   const facts = [`Requested ${call.requestedAt}`];
-  if (options.expireAfterMs !== undefined) {
-    const at = Date.parse(call.requestedAt) + options.expireAfterMs;
-    if (Number.isFinite(at)) facts.push(`rejected as expired after ${new Date(at).toISOString()}`);
-  }
+  if (call.expiresAt !== undefined) facts.push(`rejected as expired after ${call.expiresAt}`);
   if (call.reason !== undefined && call.reason !== '') facts.push(oneLine(call.reason));
   const out = [`### ${call.name} · ${id}`, '', `${facts.join(' · ')}.`];
   const problems = [...(options.problems?.get(call.id) ?? []), ...(call.problems ?? [])];

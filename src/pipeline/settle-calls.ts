@@ -516,6 +516,7 @@ async function waitFor(
       name: ask.found.name,
       arguments: shown ?? request.arguments,
       requestedAt: request.requestedAt,
+      expiresAt: request.expiresAt,
       nonce: request.id,
       reason: ask.reason,
       ...(request.preview === null ? {} : { preview: request.preview }),

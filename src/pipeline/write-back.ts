@@ -69,7 +69,6 @@ export async function writeBack(
               {
                 approvedFolder: ctx.config.folders.approved,
                 rejectedFolder: ctx.config.folders.rejected,
-                expireAfterMs: ctx.config.approval.expire_after_ms,
               },
               yieldWhenSpent,
             )

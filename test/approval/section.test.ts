@@ -16,6 +16,7 @@ const mail: PendingCall = {
   arguments: { recipient: 'owner@example.com', subject: 'Done', body: 'Hello' },
   preview: 'To: owner@example.com\nSubject: Done\n\nHello',
   requestedAt: '2026-11-21T10:00:00.000Z',
+  expiresAt: '2026-11-22T10:00:00.000Z',
   reason: 'send_notification is a dangerous tool',
 };
 const write: PendingCall = {
@@ -52,7 +53,7 @@ function setReason(text: string, id: string, reason: string): string {
 
 describe('renderApprovalSection', () => {
   it('renders the same text sliced, pausing once before each call', async () => {
-    const options = { approvedFolder: 'OK', rejectedFolder: 'No', expireAfterMs: 86_400_000 };
+    const options = { approvedFolder: 'OK', rejectedFolder: 'No' };
     let pauses = 0;
     const sliced = await renderApprovalSectionSliced([mail, write, mail], options, () => {
       pauses++;
@@ -66,7 +67,6 @@ describe('renderApprovalSection', () => {
     const body = renderApprovalSection([mail, write], {
       approvedFolder: 'OK',
       rejectedFolder: 'No',
-      expireAfterMs: 86_400_000,
     });
     assert.match(body, /^> \[!question\] vaultd needs a decision\n> 2 calls below wait for you\./);
     assert.match(
@@ -77,6 +77,8 @@ describe('renderApprovalSection', () => {
       body,
       /### send_notification · `call_mail`\n\nRequested 2026-11-21T10:00:00\.000Z · rejected as expired after 2026-11-22T10:00:00\.000Z · send_notification is a dangerous tool\./,
     );
+    // The expiry shown is the request's own; a call without one shows none (never a computed one).
+    assert.match(body, /### write_file · `call_write`\n\nRequested 2026-11-21T10:00:01\.000Z\.\n/);
     assert.match(
       body,
       /> \[!example\] Preview\n> ```text\n> To: owner@example\.com\n> Subject: Done\n>\n> Hello\n> ```/,
