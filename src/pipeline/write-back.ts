@@ -69,6 +69,7 @@ export async function writeBack(
               {
                 approvedFolder: ctx.config.folders.approved,
                 rejectedFolder: ctx.config.folders.rejected,
+                vaultDecisions: ctx.config.approval.vault_decisions,
               },
               yieldWhenSpent,
             )

@@ -152,6 +152,28 @@ describe('renderApprovalSection', () => {
       /> \[!warning\] Your last decision could not be read\n> - both approve and reject are ticked/,
     );
   });
+
+  it('without vault decisions, gives the commands that decide instead of boxes and moves', () => {
+    const body = renderApprovalSection([{ ...mail, nonce: 'apr_abc' }, write], {
+      vaultDecisions: false,
+    });
+    assert.doesNotMatch(body, /- \[ \]|tick \*\*|move this note to|Reason:/);
+    assert.match(body, /turned off \(`approval\.vault_decisions: false`\)/);
+    assert.match(body, /the HTTP API \(`POST \/approvals\/<request id>\/approve` or `\/reject`\)/);
+    assert.match(body, /`vaultd approve <this note>`/);
+    assert.match(
+      body,
+      /```\n\n- approve: `vaultd approve apr_abc`\n- always allow send_notification: `vaultd approve apr_abc --always`\n- reject: `vaultd reject apr_abc --reason 'why'`\n/,
+    );
+    // A call without a request id is named by the note and its call id.
+    assert.match(body, /- approve: `vaultd approve <this note> --call call_write`/);
+    // The CLI's `vaultd approve NOTE` still reads the calls and their request ids from the section.
+    const decisions = parseApprovalSection(note(body));
+    assert.equal(decisions.get('call_mail')?.nonce, 'apr_abc');
+    assert.equal(decisions.get('call_mail')?.decision, 'none');
+    assert.deepEqual(decisions.get('call_mail')?.problems, []);
+    assert.deepEqual([...decisions.keys()], ['call_mail', 'call_write']);
+  });
 });
 
 describe('parseApprovalSection', () => {
