@@ -112,6 +112,19 @@ describe('plugins in folders outside the checkout', () => {
     });
   }
 
+  it('vaultd init DIR on the vault keeps its vaultd.yaml and lists its plugins’ tools in TOOLS.md', async () => {
+    const before = await readFile(config, 'utf8');
+    // From a folder without a config of its own: only the vault's vaultd.yaml names the plugins.
+    const res = await runCli(['init', vault], {}, { cwd: dir });
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout, /kept .*vaultd\.yaml \(already there\)/);
+    assert.equal(await readFile(config, 'utf8'), before);
+    const tools = await readFile(join(vault, 'TOOLS.md'), 'utf8');
+    assert.match(tools, /^## word_count$/m);
+    assert.match(tools, /^## shout$/m);
+    assert.match(tools, /^## search_web$/m);
+  });
+
   it('vaultd check knows the plugins’ tools', async () => {
     const path = join(dir, 'draft.md');
     await writeFile(
