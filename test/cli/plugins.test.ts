@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { describeLoadError } from '../../src/cli/plugins.ts';
 import { callBlock, note, resultsOf, runCli } from '../helpers/vault.ts';
 
 // The README's "Adding a tool" example, in TypeScript, plus a failure the tool reports itself.
@@ -143,8 +144,17 @@ describe('plugins in folders outside the checkout', () => {
       "import { nope } from './missing.ts';\nexport const tools = [nope];\n",
     );
     await writeFile(join(dir, 'ts-tools', 'empty.js'), 'export const answer = 42;\n');
+    // A syntax error: esbuild's place (file:line:column) and text come after its first line.
+    await writeFile(
+      join(dir, 'ts-tools', 'syntax.ts'),
+      "import { defineTool } from 'vaultd';\nexport const t = defineTool({ name: 'x', safety: 'safe' handler() { return 1; } });\n",
+    );
     for (const [plugin, why] of [
       ['../ts-tools/broken.ts', /could not be loaded: .*missing\.ts/],
+      [
+        '../ts-tools/syntax.ts',
+        /could not be loaded: Transform failed with 1 error: \S*\/ts-tools\/syntax\.ts:2:56: ERROR: Expected "\}" but found "handler"$/m,
+      ],
       ['../ts-tools/empty.js', /exports no tool pack and no tool made with defineTool/],
     ] as const) {
       const bad = join(vault, `bad-${plugin.length}.yaml`);
@@ -158,5 +168,21 @@ describe('plugins in folders outside the checkout', () => {
         assert.equal(res.stderr.trimEnd().split('\n').length, 1, res.stderr);
       }
     }
+  });
+});
+
+describe('describeLoadError', () => {
+  it('keeps every line of the message, on one line, cut at 600 characters', () => {
+    const esbuild = new Error(
+      'Transform failed with 2 errors:\n/p/bad.ts:2:96: ERROR: Expected "}" but found "handler"\n/p/bad.ts:5:1: ERROR: Unexpected end of file',
+    );
+    assert.equal(
+      describeLoadError(esbuild),
+      'Transform failed with 2 errors: /p/bad.ts:2:96: ERROR: Expected "}" but found "handler" /p/bad.ts:5:1: ERROR: Unexpected end of file',
+    );
+    const long = describeLoadError(new Error(`first line\n${'x'.repeat(5000)}`));
+    assert.equal(long.length, 600);
+    assert.match(long, /^first line x+…$/);
+    assert.equal(describeLoadError('a string'), 'a string');
   });
 });
