@@ -758,6 +758,7 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
       return { ok: false, error: message, needsRestart: [] };
     }
     gate.setPolicy(nextPolicy);
+    gate.setExpireAfter(next.approval.expire_after_ms);
     if (host !== undefined) {
       void host.reload(next).then(
         (packs) => {

@@ -81,7 +81,7 @@ export class ApprovalGate implements Gate {
   #policy: CompiledPolicy;
   readonly #grants: GrantStore | undefined;
   readonly #requests: ApprovalRequests | undefined;
-  readonly #expireAfterMs: number;
+  #expireAfterMs: number;
   readonly #issued = new WeakSet<Authorization>();
   readonly #redeemed = new WeakSet<Authorization>();
 
@@ -109,6 +109,15 @@ export class ApprovalGate implements Gate {
    */
   setPolicy(policy: CompiledPolicy): void {
     this.#policy = policy;
+  }
+
+  /**
+   * Take a new `approval.expire_after` (SIGHUP reload) for requests asked from now on; a pending
+   * request keeps the expiry it was stored with.
+   * @param ms how long a new request may wait.
+   */
+  setExpireAfter(ms: number): void {
+    this.#expireAfterMs = ms;
   }
 
   /**

@@ -7,10 +7,14 @@ export interface ApprovalSectionOptions {
   readonly approvedFolder?: string;
   /** Folder name shown for "reject all by moving"; defaults to `Rejected`. */
   readonly rejectedFolder?: string;
-  /** When set, each call shows the time it will be rejected as expired. */
-  readonly expireAfterMs?: number;
   /** Problems to show under a call (e.g. why the last decision could not be read), by call id. */
   readonly problems?: ReadonlyMap<string, readonly string[]>;
+  /**
+   * False when ticks and moves decide nothing (`approval.vault_decisions: false`): the section
+   * then has no boxes and tells the human the `vaultd approve`/`vaultd reject` commands and the
+   * HTTP API instead. Default true.
+   */
+  readonly vaultDecisions?: boolean;
 }
 
 /**
@@ -18,9 +22,11 @@ export interface ApprovalSectionOptions {
  * for a human: an intro callout, then per call a `###` heading with tool and id, why it waits, a
  * preview in a callout (inside a fence longer than any backtick run in it, so nothing in it is
  * ever read as markdown or as a block), an editable `json` block `{"pending_call": {...}}`, the
- * boxes `approve`, `reject`, `always allow <tool>`, and a `Reason:` line.
+ * boxes `approve`, `reject`, `always allow <tool>`, and a `Reason:` line; without vault decisions,
+ * the commands that decide the call instead of the boxes.
  * @param pending the waiting calls, in note order.
- * @param options folder names, expiry and problems to show; see {@link ApprovalSectionOptions}.
+ * @param options folder names, problems to show and whether the vault decides; see
+ *   {@link ApprovalSectionOptions}.
  */
 export function renderApprovalSection(
   pending: readonly PendingCall[],
@@ -53,9 +59,16 @@ export async function renderApprovalSectionSliced(
 }
 
 function sectionHead(pending: readonly PendingCall[], options: ApprovalSectionOptions): string[] {
+  const count = pending.length === 1 ? '1 call below waits' : `${pending.length} calls below wait`;
+  if (options.vaultDecisions === false) {
+    return [
+      '> [!question] vaultd needs a decision',
+      `> ${count} for you. Decisions in the vault are turned off (\`approval.vault_decisions: false\`): ticking a box, editing a call or moving this note decides nothing.`,
+      '> Decide from a shell in the vault with the commands under each call, or through the HTTP API (`POST /approvals/<request id>/approve` or `/reject`). `vaultd approve <this note>` (or `vaultd reject <this note> --reason TEXT`) decides every call below at once; `vaultd approvals` lists every call that waits.',
+    ];
+  }
   const approved = inlineCode(`${options.approvedFolder ?? 'Approved'}/`);
   const rejected = inlineCode(`${options.rejectedFolder ?? 'Rejected'}/`);
-  const count = pending.length === 1 ? '1 call below waits' : `${pending.length} calls below wait`;
   return [
     '> [!question] vaultd needs a decision',
     `> ${count} for you. Under each call tick **approve**, **reject** or **always allow**; or move this note to ${approved} to approve every call, or to ${rejected} to reject every call.`,
@@ -69,10 +82,7 @@ function renderCall(call: PendingCall, options: ApprovalSectionOptions): string[
     ? inlineCode(call.id)
     : `escaped ${inlineCode(JSON.stringify(call.id))}`;
   const facts = [`Requested ${call.requestedAt}`];
-  if (options.expireAfterMs !== undefined) {
-    const at = Date.parse(call.requestedAt) + options.expireAfterMs;
-    if (Number.isFinite(at)) facts.push(`rejected as expired after ${new Date(at).toISOString()}`);
-  }
+  if (call.expiresAt !== undefined) facts.push(`rejected as expired after ${call.expiresAt}`);
   if (call.reason !== undefined && call.reason !== '') facts.push(oneLine(call.reason));
   const out = [`### ${call.name} · ${id}`, '', `${facts.join(' · ')}.`];
   const problems = [...(options.problems?.get(call.id) ?? []), ...(call.problems ?? [])];
@@ -99,8 +109,27 @@ function renderCall(call: PendingCall, options: ApprovalSectionOptions): string[
   );
   const fence = '`'.repeat(Math.max(3, longestBacktickRun(block) + 1));
   out.push('', `${fence}json`, block, fence, '');
-  out.push('- [ ] approve', '- [ ] reject', `- [ ] always allow ${call.name}`, '', 'Reason: ');
+  if (options.vaultDecisions === false) out.push(...renderCommands(call));
+  else out.push('- [ ] approve', '- [ ] reject', `- [ ] always allow ${call.name}`, '', 'Reason: ');
   return out;
+}
+
+// What decides a call when ticks do not: the CLI with the call's request id (or, without one,
+// the note and the call id).
+function renderCommands(call: PendingCall): string[] {
+  const target =
+    call.nonce === undefined ? `<this note> --call ${shellWord(call.id)}` : shellWord(call.nonce);
+  return [
+    `- approve: ${inlineCode(`vaultd approve ${target}`)}`,
+    `- always allow ${call.name}: ${inlineCode(`vaultd approve ${target} --always`)}`,
+    `- reject: ${inlineCode(`vaultd reject ${target} --reason 'why'`)}`,
+  ];
+}
+
+/** A word the shell reads as itself: single-quoted unless plainly safe. */
+function shellWord(text: string): string {
+  if (/^[\w@%+=:,./-]+$/u.test(text)) return text;
+  return `'${oneLine(text).replace(/'/g, `'\\''`)}'`;
 }
 
 function renderPreview(preview: string | undefined, kind?: 'text' | 'diff'): string[] {

@@ -15,6 +15,11 @@ export interface PendingCall {
   readonly previewKind?: 'text' | 'diff' | undefined;
   /** ISO time the call started waiting. */
   readonly requestedAt: string;
+  /**
+   * ISO time the call will be rejected as expired: its request's `expiresAt`, the one value the
+   * daemon checks, so the note never shows another.
+   */
+  readonly expiresAt?: string | undefined;
   /** Why it waits (a dangerous tool, an ask rule), shown to the human. */
   readonly reason?: string | undefined;
   /** The pending request's id, shown in the block: a decision counts only for it. */

@@ -8,6 +8,7 @@ import { runStatus } from './commands/status.ts';
 import { runTools } from './commands/tools.ts';
 import { runGrants, runRevoke } from './commands/grants.ts';
 import { runApprovals, runDecision, type DecideOptions } from './commands/decide.ts';
+import { exitQuietlyOnClosedStdout } from './closed-stdout.ts';
 import { EXIT } from './exit-codes.ts';
 import { UsageError } from './usage-error.ts';
 import type { ConfigSource } from './vault-check.ts';
@@ -40,12 +41,19 @@ export function configSourceOf(options: CommonOptions): ConfigSource | undefined
   return undefined;
 }
 
+/** Commands that run the daemon: their stdout is the log, and they finish what they started. */
+const DAEMON_COMMANDS = new Set(['run', 'once']);
+
 function program(): Command {
   const cli = new Command('vaultd')
     .description('Run the tool calls that agents write into the notes of a markdown vault.')
     .version('0.1.0')
     .showHelpAfterError()
-    .exitOverride();
+    .exitOverride()
+    .hook('preAction', (_cli, command) => {
+      // A command's output may be piped into `head`; the daemon's log is another matter.
+      if (!DAEMON_COMMANDS.has(command.name())) exitQuietlyOnClosedStdout();
+    });
 
   const common = (cmd: Command): Command =>
     cmd

@@ -35,10 +35,10 @@ export async function loadPlugins(
     try {
       mod = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
     } catch (error) {
-      const message = ((error as Error).message ?? String(error)).split('\n')[0] ?? '';
-      throw new UsageError(`plugin ${JSON.stringify(spec)} could not be loaded: ${message}`, {
-        cause: error,
-      });
+      throw new UsageError(
+        `plugin ${JSON.stringify(spec)} could not be loaded: ${describeLoadError(error)}`,
+        { cause: error },
+      );
     }
     const found = new Set<unknown>();
     for (const value of Object.values(mod)) {
@@ -66,6 +66,25 @@ export async function loadPlugins(
       );
   }
   return packs;
+}
+
+/** Most characters of a load error kept in the message (esbuild lists every error it found). */
+const MAX_LOAD_ERROR = 600;
+
+/**
+ * Why a module could not be imported, on one line and whole: esbuild's "Transform failed with 1
+ * error:" puts `file:line:column: ERROR: text` on the lines after it. Cut at
+ * {@link MAX_LOAD_ERROR} characters.
+ * @param error what `import()` threw.
+ */
+export function describeLoadError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const text = message
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '')
+    .join(' ');
+  return text.length > MAX_LOAD_ERROR ? `${text.slice(0, MAX_LOAD_ERROR - 1)}…` : text;
 }
 
 let typeScriptEnabled = false;

@@ -516,6 +516,7 @@ async function waitFor(
       name: ask.found.name,
       arguments: shown ?? request.arguments,
       requestedAt: request.requestedAt,
+      expiresAt: request.expiresAt,
       nonce: request.id,
       reason: ask.reason,
       ...(request.preview === null ? {} : { preview: request.preview }),
@@ -540,11 +541,18 @@ function vaultDecision(
   decision: PendingDecision | undefined,
 ): VaultDecision {
   if (!ctx.config.approval.vault_decisions) {
+    // The section already says how to decide; a problem only answers a tick or a move.
+    const tried =
+      work.from === 'approved' ||
+      work.from === 'rejected' ||
+      (decision?.decision ?? 'none') !== 'none';
     return {
       kind: 'wait',
-      problems: [
-        'decisions in the vault (ticks and moves) are turned off on this vault; decide with `vaultd approve` or the HTTP API',
-      ],
+      problems: tried
+        ? [
+            'decisions in the vault (ticks and moves) are turned off on this vault; decide with `vaultd approve` or the HTTP API',
+          ]
+        : [],
     };
   }
   const base = {

@@ -69,7 +69,7 @@ export async function writeBack(
               {
                 approvedFolder: ctx.config.folders.approved,
                 rejectedFolder: ctx.config.folders.rejected,
-                expireAfterMs: ctx.config.approval.expire_after_ms,
+                vaultDecisions: ctx.config.approval.vault_decisions,
               },
               yieldWhenSpent,
             )

@@ -16,6 +16,7 @@ const mail: PendingCall = {
   arguments: { recipient: 'owner@example.com', subject: 'Done', body: 'Hello' },
   preview: 'To: owner@example.com\nSubject: Done\n\nHello',
   requestedAt: '2026-11-21T10:00:00.000Z',
+  expiresAt: '2026-11-22T10:00:00.000Z',
   reason: 'send_notification is a dangerous tool',
 };
 const write: PendingCall = {
@@ -52,7 +53,7 @@ function setReason(text: string, id: string, reason: string): string {
 
 describe('renderApprovalSection', () => {
   it('renders the same text sliced, pausing once before each call', async () => {
-    const options = { approvedFolder: 'OK', rejectedFolder: 'No', expireAfterMs: 86_400_000 };
+    const options = { approvedFolder: 'OK', rejectedFolder: 'No' };
     let pauses = 0;
     const sliced = await renderApprovalSectionSliced([mail, write, mail], options, () => {
       pauses++;
@@ -66,7 +67,6 @@ describe('renderApprovalSection', () => {
     const body = renderApprovalSection([mail, write], {
       approvedFolder: 'OK',
       rejectedFolder: 'No',
-      expireAfterMs: 86_400_000,
     });
     assert.match(body, /^> \[!question\] vaultd needs a decision\n> 2 calls below wait for you\./);
     assert.match(
@@ -77,6 +77,8 @@ describe('renderApprovalSection', () => {
       body,
       /### send_notification · `call_mail`\n\nRequested 2026-11-21T10:00:00\.000Z · rejected as expired after 2026-11-22T10:00:00\.000Z · send_notification is a dangerous tool\./,
     );
+    // The expiry shown is the request's own; a call without one shows none (never a computed one).
+    assert.match(body, /### write_file · `call_write`\n\nRequested 2026-11-21T10:00:01\.000Z\.\n/);
     assert.match(
       body,
       /> \[!example\] Preview\n> ```text\n> To: owner@example\.com\n> Subject: Done\n>\n> Hello\n> ```/,
@@ -149,6 +151,28 @@ describe('renderApprovalSection', () => {
       body,
       /> \[!warning\] Your last decision could not be read\n> - both approve and reject are ticked/,
     );
+  });
+
+  it('without vault decisions, gives the commands that decide instead of boxes and moves', () => {
+    const body = renderApprovalSection([{ ...mail, nonce: 'apr_abc' }, write], {
+      vaultDecisions: false,
+    });
+    assert.doesNotMatch(body, /- \[ \]|tick \*\*|move this note to|Reason:/);
+    assert.match(body, /turned off \(`approval\.vault_decisions: false`\)/);
+    assert.match(body, /the HTTP API \(`POST \/approvals\/<request id>\/approve` or `\/reject`\)/);
+    assert.match(body, /`vaultd approve <this note>`/);
+    assert.match(
+      body,
+      /```\n\n- approve: `vaultd approve apr_abc`\n- always allow send_notification: `vaultd approve apr_abc --always`\n- reject: `vaultd reject apr_abc --reason 'why'`\n/,
+    );
+    // A call without a request id is named by the note and its call id.
+    assert.match(body, /- approve: `vaultd approve <this note> --call call_write`/);
+    // The CLI's `vaultd approve NOTE` still reads the calls and their request ids from the section.
+    const decisions = parseApprovalSection(note(body));
+    assert.equal(decisions.get('call_mail')?.nonce, 'apr_abc');
+    assert.equal(decisions.get('call_mail')?.decision, 'none');
+    assert.deepEqual(decisions.get('call_mail')?.problems, []);
+    assert.deepEqual([...decisions.keys()], ['call_mail', 'call_write']);
   });
 });
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -10,6 +10,7 @@ import {
   callBlock,
   makeVault,
   note,
+  ROOT,
   runCli,
   startCli,
   STATE_FOLDERS,
@@ -140,6 +141,24 @@ describe('vaultd CLI as a child process', () => {
     );
     const badFormat = await runCli(['tools', '--format', 'xml']);
     assert.equal(badFormat.code, 2);
+  });
+
+  it('ends quietly with exit 0 when the reader of its output goes away (vaultd tools | head -1)', async () => {
+    for (const args of [['tools'], ['tools', '--json']]) {
+      const child = spawn(process.execPath, [BIN, ...args], {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      // Closed before the command writes a byte: every write it makes fails with EPIPE.
+      child.stdout.destroy();
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const code = await new Promise<number | string>((resolve) =>
+        child.on('exit', (c, sig) => resolve(c ?? sig ?? -1)),
+      );
+      assert.equal(stderr, '', args.join(' '));
+      assert.equal(code, 0, args.join(' '));
+    }
   });
 
   it('refuses a bad config with exit 2 and a message naming the key', async () => {

@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { describeLoadError } from '../../src/cli/plugins.ts';
 import { callBlock, note, resultsOf, runCli } from '../helpers/vault.ts';
 
 // The README's "Adding a tool" example, in TypeScript, plus a failure the tool reports itself.
@@ -112,6 +113,19 @@ describe('plugins in folders outside the checkout', () => {
     });
   }
 
+  it('vaultd init DIR on the vault keeps its vaultd.yaml and lists its plugins’ tools in TOOLS.md', async () => {
+    const before = await readFile(config, 'utf8');
+    // From a folder without a config of its own: only the vault's vaultd.yaml names the plugins.
+    const res = await runCli(['init', vault], {}, { cwd: dir });
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout, /kept .*vaultd\.yaml \(already there\)/);
+    assert.equal(await readFile(config, 'utf8'), before);
+    const tools = await readFile(join(vault, 'TOOLS.md'), 'utf8');
+    assert.match(tools, /^## word_count$/m);
+    assert.match(tools, /^## shout$/m);
+    assert.match(tools, /^## search_web$/m);
+  });
+
   it('vaultd check knows the plugins’ tools', async () => {
     const path = join(dir, 'draft.md');
     await writeFile(
@@ -130,8 +144,17 @@ describe('plugins in folders outside the checkout', () => {
       "import { nope } from './missing.ts';\nexport const tools = [nope];\n",
     );
     await writeFile(join(dir, 'ts-tools', 'empty.js'), 'export const answer = 42;\n');
+    // A syntax error: esbuild's place (file:line:column) and text come after its first line.
+    await writeFile(
+      join(dir, 'ts-tools', 'syntax.ts'),
+      "import { defineTool } from 'vaultd';\nexport const t = defineTool({ name: 'x', safety: 'safe' handler() { return 1; } });\n",
+    );
     for (const [plugin, why] of [
       ['../ts-tools/broken.ts', /could not be loaded: .*missing\.ts/],
+      [
+        '../ts-tools/syntax.ts',
+        /could not be loaded: Transform failed with 1 error: \S*\/ts-tools\/syntax\.ts:2:56: ERROR: Expected "\}" but found "handler"$/m,
+      ],
       ['../ts-tools/empty.js', /exports no tool pack and no tool made with defineTool/],
     ] as const) {
       const bad = join(vault, `bad-${plugin.length}.yaml`);
@@ -145,5 +168,21 @@ describe('plugins in folders outside the checkout', () => {
         assert.equal(res.stderr.trimEnd().split('\n').length, 1, res.stderr);
       }
     }
+  });
+});
+
+describe('describeLoadError', () => {
+  it('keeps every line of the message, on one line, cut at 600 characters', () => {
+    const esbuild = new Error(
+      'Transform failed with 2 errors:\n/p/bad.ts:2:96: ERROR: Expected "}" but found "handler"\n/p/bad.ts:5:1: ERROR: Unexpected end of file',
+    );
+    assert.equal(
+      describeLoadError(esbuild),
+      'Transform failed with 2 errors: /p/bad.ts:2:96: ERROR: Expected "}" but found "handler" /p/bad.ts:5:1: ERROR: Unexpected end of file',
+    );
+    const long = describeLoadError(new Error(`first line\n${'x'.repeat(5000)}`));
+    assert.equal(long.length, 600);
+    assert.match(long, /^first line x+…$/);
+    assert.equal(describeLoadError('a string'), 'a string');
   });
 });

@@ -22,7 +22,6 @@ import {
   shownCalls,
   startDaemon,
   stopDaemon,
-  tickBox,
   waitInFolder,
   waitPending,
 } from './helpers.ts';
@@ -75,8 +74,13 @@ describe(
     it('ignores a ticked box and a move when vault decisions are off, and says how to decide', async () => {
       await vault.drop('off.md', note('Off', callBlock('danger_zone', { target: 'off' }, 'off-1')));
       const pending = await waitPending(vault, 'off.md');
+      // The section offers no boxes, only the commands that decide; none of its advice is to tick.
+      assert.doesNotMatch(pending, /- \[ \]|tick \*\*|move this note to/);
+      assert.match(pending, /- approve: `vaultd approve apr_\w+`/);
+      assert.doesNotMatch(pending, /turned off on this vault/, 'no problem before anyone tried');
+      // A box typed in by hand and ticked decides nothing either.
       await editInPlace(join(vault.root, 'Pending_Approval', 'off.md'), (t) =>
-        tickBox(t, 'off-1', 'approve'),
+        t.replace(/- approve: /, '- [x] approve\n- approve: '),
       );
       const again = await waitFor(async () => {
         const text = await vault.read('Pending_Approval', 'off.md');

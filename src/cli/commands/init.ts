@@ -13,8 +13,9 @@ import { isVault } from '../vault-check.ts';
 /**
  * `vaultd init [DIR]` / `vaultd init --config FILE`: the only command that makes a folder a
  * vault. It creates the missing folders, writes a commented `vaultd.yaml` (kept if present; none
- * with `--config`, whose file names the vault) and a `TOOLS.md` for agents, and prints every path
- * it wrote. Without DIR the current folder is used only when it is empty or already a vault.
+ * with `--config`, whose file names the vault) and a `TOOLS.md` for agents listing the tools of
+ * that config (its plugins and packs, the vault's own `vaultd.yaml` when it has one), and prints
+ * every path it wrote; run again, it rewrites `TOOLS.md`. Without DIR the current folder is used only when it is empty or already a vault.
  * @param dir the vault folder, if given.
  * @param options `config`: set up the vault this config file names instead.
  */
@@ -41,20 +42,22 @@ export async function runInit(
         `the current folder ${root} is neither empty nor a vault: name the folder, e.g. vaultd init ~/vault (or vaultd init . to make this folder one)`,
       );
   }
-  // An existing vaultd.yaml may rename the folders: its names are the ones to create.
-  const config = loadConfig(
-    existsSync(configPath) ? { file: configPath, vault: root } : { vault: root },
-  );
+  // An existing vaultd.yaml may rename the folders, load plugins and turn packs on or off: its
+  // folder names are the ones to create, and its tools the ones TOOLS.md lists (as with --config).
+  const own = existsSync(configPath);
+  const { config, registry } = own
+    ? await loadSetup({ config: configPath, vault: root }, { requireVault: false })
+    : { config: loadConfig({ vault: root }), registry: builtinRegistry() };
   const created = await createFolders(config);
   const wrote: string[] = [];
   const kept: string[] = [];
-  if (existsSync(configPath)) kept.push(configPath);
+  if (own) kept.push(configPath);
   else {
     await writeFile(configPath, sampleConfigText('.'), { flag: 'wx' });
     wrote.push(configPath);
   }
   const toolsPath = join(root, 'TOOLS.md');
-  await writeFile(toolsPath, renderToolsMarkdown(builtinRegistry().list(), config));
+  await writeFile(toolsPath, renderToolsMarkdown(registry.list(), config));
   wrote.push(toolsPath);
   report(root, created, wrote, kept, configPath);
   return EXIT.ok;
