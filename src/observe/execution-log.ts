@@ -203,15 +203,11 @@ async function openLogFile(path: string, onError: (error: unknown) => void): Pro
     const aside = `${path}.refused-${Date.now()}`;
     await rename(path, aside);
     onError(
-      toVaultIoError(
-        'append',
-        path,
-        Object.assign(
-          new Error(
-            `${path} was ${problem}: vaultd wrote nothing through it, renamed it to ${aside} and started a new file`,
-          ),
-          { code: 'EOUTSIDE' },
+      Object.assign(
+        new Error(
+          `${path} was ${problem}: vaultd wrote nothing through it, renamed it to ${aside} and started a new file`,
         ),
+        { code: 'EOUTSIDE' },
       ),
     );
   }
