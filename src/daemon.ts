@@ -38,6 +38,7 @@ import {
 import { isVanished } from './vault/fs-errors.ts';
 import { mayBeUndecoded } from './vault/file-names.ts';
 import { listNotes, moveUnnamable } from './vault/scan.ts';
+import { assertInsideVault } from './vault/vault-writer.ts';
 import type { ToolPack } from './protocol/pack.ts';
 import { PackHost } from './tools/host.ts';
 import { relative } from 'node:path';
@@ -254,6 +255,7 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
   const { options, registry, logger, layout, lock, bus, ledger, gate, requests } = parts;
   let currentConfig = parts.config;
   const executionLog = new ExecutionLog(layout.logs, {
+    vault: layout.root,
     onError: (error) => logger.error({ err: error }, 'execution log write failed'),
   });
   started.push(() => executionLog.close());
@@ -431,7 +433,7 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
   // Notes whose names are not valid UTF-8, listed with replacement characters (a name no file
   // has): moved aside by their bytes, so they are not left in the inbox without a word.
   const moveBadNames = async (): Promise<void> => {
-    const unnamable = await moveUnnamable(layout.inbox, layout.failed);
+    const unnamable = await moveUnnamable(layout.inbox, layout.failed, layout.root);
     for (const name of unnamable.moved)
       logger.error(
         { note: name, code: 'NOTE_NOT_TEXT' },
@@ -830,6 +832,8 @@ async function removeStaleTempFiles(layout: VaultLayout, logger: Logger): Promis
   ]) {
     let names: string[];
     try {
+      // Never in a folder an agent replaced with a link: the files there are not vaultd's.
+      await assertInsideVault(layout.root, dir);
       names = await readdir(dir);
     } catch {
       continue;

@@ -1,10 +1,11 @@
-import { createReadStream } from 'node:fs';
+import { constants, createReadStream } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { mkdir, open, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { open, readdir, rename } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ApprovedBy, ResultError, ResultStatus } from '../protocol/types.ts';
-import { isVanished, toVaultIoError } from '../vault/fs-errors.ts';
+import { errnoCode, isVanished, toVaultIoError, VaultIoError } from '../vault/fs-errors.ts';
+import { makeFolderInVault } from '../vault/vault-writer.ts';
 
 /** One executed call, as a line of `Logs/YYYY-MM-DD.jsonl`. */
 export interface ExecutionLogEntry {
@@ -39,6 +40,11 @@ export interface ExecutionLogOptions {
   flushDelayMs?: number;
   /** Told about a write that failed (the lines are dropped); default: ignored. */
   onError?: (error: unknown) => void;
+  /**
+   * Absolute path of the vault: `Logs/` must be its own folder, with no symbolic link on the way,
+   * or nothing is written. Default: the folder above `logsDir`.
+   */
+  vault?: string;
 }
 
 const FILE_PATTERN = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
@@ -47,11 +53,19 @@ const FILE_PATTERN = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
  * The execution log (issue 3, item 9): one JSON line per executed call in `Logs/YYYY-MM-DD.jsonl`
  * (the UTC date of the entry's timestamp). Appends are buffered and written through one kept-open
  * handle per day within `flushDelayMs`, and on {@link ExecutionLog.flush} / {@link ExecutionLog.close}.
+ *
+ * A day's file is opened without following a link. One that is a symbolic link (an agent planting
+ * today's or tomorrow's name to make vaultd append to a file outside the vault), a hard link, or
+ * anything but a regular file is renamed aside (`<day>.jsonl.refused-<ms>`, never read back) and a
+ * new file started, so the log goes on and nothing is written through the link; `onError` is told.
+ * When `Logs/` itself is a link or resolves outside the vault, nothing is written and `onError`
+ * is told how many lines were lost.
  */
 export class ExecutionLog {
   readonly dir: string;
   private readonly flushDelayMs: number;
   private readonly onError: (error: unknown) => void;
+  private readonly vault: string;
   private buffered = new Map<string, string[]>();
   private readonly handles = new Map<string, FileHandle>();
   private timer: NodeJS.Timeout | undefined;
@@ -60,10 +74,11 @@ export class ExecutionLog {
 
   /**
    * @param logsDir absolute path of the `Logs/` folder; created on first write.
-   * @param options `flushDelayMs` (default 100), `onError`.
+   * @param options `flushDelayMs` (default 100), `onError`, `vault` (default the folder above).
    */
   constructor(logsDir: string, options: ExecutionLogOptions = {}) {
     this.dir = logsDir;
+    this.vault = options.vault ?? dirname(logsDir);
     this.flushDelayMs = options.flushDelayMs ?? 100;
     this.onError = options.onError ?? (() => undefined);
   }
@@ -120,11 +135,25 @@ export class ExecutionLog {
       try {
         let handle = this.handles.get(day);
         if (handle === undefined) {
-          // Only Logs/ itself is created: a vault that went away is never re-created here.
-          await mkdir(this.dir).catch((error: NodeJS.ErrnoException) => {
-            if (error.code !== 'EEXIST') throw error;
-          });
-          handle = await open(path, 'a+', 0o644);
+          // Logs/ is made only inside the vault, never through a link; a vault that went away is
+          // never re-created here.
+          try {
+            await makeFolderInVault(this.vault, this.dir);
+          } catch (error) {
+            const lines = (batch.get(day) as string[]).length;
+            const reason = error instanceof Error ? error.message : String(error);
+            throw new VaultIoError(
+              'append',
+              path,
+              Object.assign(
+                new Error(`${lines} line(s) not written: ${reason}`, { cause: error }),
+                {
+                  code: errnoCode(error),
+                },
+              ),
+            );
+          }
+          handle = await openLogFile(path, this.onError);
           this.handles.set(day, handle);
           // A crash may have left a torn last line: start ours on a fresh one.
           if (!(await endsWithNewline(handle))) (batch.get(day) as string[]).unshift('\n');
@@ -143,6 +172,53 @@ export class ExecutionLog {
     }
   }
 }
+
+/**
+ * Open a day's file for appending, never through a link: a file that is not a regular file with
+ * one name is renamed aside and a new one made in its place.
+ */
+async function openLogFile(path: string, onError: (error: unknown) => void): Promise<FileHandle> {
+  for (let attempt = 0; ; attempt++) {
+    let handle: FileHandle | undefined;
+    let problem: string | undefined;
+    try {
+      // O_NONBLOCK: a fifo there fails the checks at once instead of holding a thread.
+      handle = await open(path, LOG_FLAGS, 0o644);
+      const stats = await handle.stat();
+      if (stats.isFile() && stats.nlink === 1) return handle;
+      problem = stats.isFile() ? 'a hard link to another file' : 'not a regular file';
+    } catch (error) {
+      const code = errnoCode(error);
+      // ELOOP (EMLINK on FreeBSD): a symbolic link at the last component, not followed.
+      if (code === 'ELOOP' || code === 'EMLINK') problem = 'a symbolic link';
+      else if (code === 'EISDIR') problem = 'a folder';
+      else throw error;
+    }
+    await handle?.close().catch(() => undefined);
+    if (attempt >= 3) {
+      throw Object.assign(new Error(`${path} is ${problem} again and again; nothing written`), {
+        code: 'EOUTSIDE',
+      });
+    }
+    const aside = `${path}.refused-${Date.now()}`;
+    await rename(path, aside);
+    onError(
+      Object.assign(
+        new Error(
+          `${path} was ${problem}: vaultd wrote nothing through it, renamed it to ${aside} and started a new file`,
+        ),
+        { code: 'EOUTSIDE' },
+      ),
+    );
+  }
+}
+
+const LOG_FLAGS =
+  constants.O_RDWR |
+  constants.O_APPEND |
+  constants.O_CREAT |
+  constants.O_NOFOLLOW |
+  constants.O_NONBLOCK;
 
 /** Options of {@link readExecutionLog}. */
 export interface ReadExecutionLogOptions {

@@ -16,6 +16,9 @@ const INFRASTRUCTURE = new Set([
   'EAGAIN',
   'ESTALE',
   'ENOTCONN',
+  // One of vaultd's folders is a symbolic link or resolves outside the vault (an agent replaced
+  // it): nothing is moved or written into it; the note waits where it is until a person fixes it.
+  'EOUTSIDE',
 ]);
 
 /**

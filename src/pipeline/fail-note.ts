@@ -44,7 +44,12 @@ export async function failClaimed(
     ctx.logger.error({ err: appendError, note: key }, 'could not append the error to the note');
   }
   try {
-    await moveClaimed(path, ctx.layout.failed, readClaimedName(basename(path)).original);
+    await moveClaimed(
+      path,
+      ctx.layout.failed,
+      readClaimedName(basename(path)).original,
+      ctx.layout.root,
+    );
   } catch (moveError) {
     ctx.logger.error(
       { err: moveError, note: key },
@@ -97,9 +102,9 @@ export async function failUnreadable(
     // Writing results into a binary file would corrupt it: move it aside untouched and say why.
     const claimed = await claimNote(path, ctx.layout, ctx.active);
     if (claimed === null) return;
-    const moved = await moveNoOverwrite(claimed, ctx.layout.failed, basename(path)).finally(() =>
-      ctx.active.delete(claimed),
-    );
+    const moved = await moveNoOverwrite(claimed, ctx.layout.failed, basename(path), {
+      vault: ctx.layout.root,
+    }).finally(() => ctx.active.delete(claimed));
     const code = 'NOTE_NOT_TEXT';
     ctx.logger.error(
       { note: key, moved_to: moved && noteKey(ctx, moved), code },

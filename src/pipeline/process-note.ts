@@ -293,6 +293,7 @@ export async function resumeNote(ctx: PipelineContext, path: string): Promise<Jo
       path,
       ctx.layout.failed,
       readClaimedName(basename(path)).original,
+      { vault: ctx.layout.root },
     );
     ctx.logger.error(
       { note: noteKey(ctx, path), reason: read.kind, moved_to: moved && noteKey(ctx, moved) },
@@ -569,7 +570,7 @@ async function finish(
     pending: ctx.layout.pending,
     rejected: ctx.layout.rejected,
   }[target];
-  const moved = await moveClaimed(note.path, dir, note.name);
+  const moved = await moveClaimed(note.path, dir, note.name, ctx.layout.root);
   if (moved === null) {
     ctx.logger.error({ note: note.key }, 'note vanished from In_Progress before it could be moved');
     await report(ctx, note.key, logged);

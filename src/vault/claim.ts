@@ -5,6 +5,7 @@ import { isTooLong } from './file-names.ts';
 import type { VaultLayout } from './layout.ts';
 import { moveNoOverwrite } from './move.ts';
 import { isProcessAlive, selfIdentity, type ProcessIdentity } from './process-identity.ts';
+import { assertInsideVault } from './vault-writer.ts';
 
 // `task.vaultd-<pid>-<start>-<boot>-<n>.md`: the pid, start time and boot of the claiming process
 // (base 36, boot as 4 hex digits) and a counter, so the name cannot exist yet and tells whose claim
@@ -74,14 +75,17 @@ export function isClaimedByOther(name: string): boolean {
 /**
  * Claim a note: one `rename` into `In_Progress/` under a name that cannot exist yet, so there is
  * no moment when the note is in two places and of two claimers exactly one wins. On file systems
- * that cannot rename across the folders (EXDEV) it falls back to a no-overwrite move.
+ * that cannot rename across the folders (EXDEV) it falls back to a no-overwrite move. Nothing moves
+ * unless `In_Progress/` is the vault's own folder, with no symbolic link on the way (an agent's
+ * link there would carry the note out of the vault).
  * @param src absolute path of the note (in the inbox or a decision folder).
  * @param layout the vault's folders.
  * @param held the paths this process works on (`ctx.active`): the claimed path is in it from
  *   before the rename, so a scan of `In_Progress/` never finds the note unheld and takes it for a
  *   note left behind (the caller removes it when done; a failed claim removes it here).
  * @returns the note's new absolute path, or null when it vanished (another process took it).
- * @throws VaultIoError for any other failure; the note is then where it was.
+ * @throws VaultIoError for any other failure (code `EOUTSIDE` when `In_Progress/` is refused); the
+ *   note is then where it was.
  */
 export async function claimNote(
   src: string,
@@ -93,6 +97,7 @@ export async function claimNote(
   const dest = join(layout.inProgress, tagged);
   held?.add(dest);
   try {
+    await assertInsideVault(layout.root, layout.inProgress);
     await rename(src, dest);
     return dest;
   } catch (error) {
@@ -131,7 +136,9 @@ async function claimUntagged(
   const expected = join(layout.inProgress, basename(src));
   held?.add(expected);
   try {
-    const moved = await moveNoOverwrite(src, layout.inProgress, basename(src));
+    const moved = await moveNoOverwrite(src, layout.inProgress, basename(src), {
+      vault: layout.root,
+    });
     if (moved !== expected) {
       held?.delete(expected);
       if (moved !== null) held?.add(moved);

@@ -7,6 +7,7 @@ import { errnoCode, isVanished, toVaultIoError } from './fs-errors.ts';
 import { fitName } from './file-names.ts';
 import type { VaultLayout } from './layout.ts';
 import { readClaimedName } from './claim.ts';
+import { assertInsideVault } from './vault-writer.ts';
 
 /** Options of {@link moveNoOverwrite}. */
 export interface MoveOptions {
@@ -15,6 +16,12 @@ export interface MoveOptions {
    * a rename). Default false: see {@link moveNoOverwrite} for when to ask for it.
    */
   fsync?: boolean;
+  /**
+   * Absolute path of the vault: when given, `destDir` is first checked to be the vault's own
+   * folder of that name, with no symbolic link on the way ({@link assertInsideVault}), and
+   * nothing moves when it is not. Every move into a folder an agent can replace passes it.
+   */
+  vault?: string;
 }
 
 // link() fails with these where the file system has no hard links (FAT, exFAT, some FUSE and
@@ -52,9 +59,10 @@ export function suffixedName(name: string, attempt: number): string {
  * @param src absolute path of the file.
  * @param destDir absolute path of the target folder, which must exist.
  * @param name the wanted name; defaults to the file's own name.
- * @param options `fsync` (default false).
+ * @param options `fsync` (default false), `vault` (checks `destDir` first).
  * @returns the new absolute path, or null when `src` vanished (someone else moved or deleted it).
- * @throws VaultIoError for any other failure; the file is then where it was.
+ * @throws VaultIoError for any other failure (code `EOUTSIDE` when `destDir` is refused); the file
+ *   is then where it was.
  */
 export async function moveNoOverwrite(
   src: string,
@@ -62,6 +70,7 @@ export async function moveNoOverwrite(
   name: string = basename(src),
   options: MoveOptions = {},
 ): Promise<string | null> {
+  if (options.vault !== undefined) await assertInsideVault(options.vault, destDir);
   for (let attempt = 0; ; attempt += 1) {
     const dest = join(destDir, suffixedName(name, attempt));
     let outcome: 'moved' | 'taken' | 'vanished' | 'no-links';
@@ -196,6 +205,15 @@ export async function recoverInterruptedMove(
   }
   const name = readClaimedName(basename(path)).original;
   for (const dir of [layout.done, layout.failed, layout.pending, layout.rejected]) {
+    // A second name found through a link would be a file outside the vault's folders: only the
+    // In_Progress/ name is vaultd's then, and it is kept.
+    if (
+      !(await assertInsideVault(layout.root, dir).then(
+        () => true,
+        () => false,
+      ))
+    )
+      continue;
     // A handful of names: the move takes the first free suffix, and a crash stops at one.
     for (let attempt = 0; attempt < 64; attempt++) {
       const candidate = join(dir, suffixedName(name, attempt));
@@ -226,16 +244,21 @@ export async function recoverInterruptedMove(
  * leave two names). Only a file created under that very name by someone else in the microseconds
  * between the check and the rename could be replaced; vaultd is the only writer of those folders.
  * @param src absolute path of the note in `In_Progress/`.
- * @param destDir the target folder, which must exist.
+ * @param destDir the target folder, which must exist and be the vault's own folder of that name
+ *   (checked first: never a symbolic link, nor under one; see {@link assertInsideVault}).
  * @param name the wanted name.
+ * @param vault absolute path of the vault.
  * @returns the new path, or null when `src` vanished.
- * @throws VaultIoError for any other failure; the note is then where it was.
+ * @throws VaultIoError for any other failure (code `EOUTSIDE` when `destDir` is refused); the note
+ *   is then where it was.
  */
 export async function moveClaimed(
   src: string,
   destDir: string,
   name: string,
+  vault: string,
 ): Promise<string | null> {
+  await assertInsideVault(vault, destDir);
   for (let attempt = 0; ; attempt += 1) {
     const dest = join(destDir, suffixedName(name, attempt));
     try {

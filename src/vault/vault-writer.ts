@@ -1,23 +1,23 @@
 import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { dirname, sep } from 'node:path';
+import { mkdir, open } from 'node:fs/promises';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { writeFileAtomic, type WriteFileAtomicOptions } from './atomic-write.ts';
-import { realpath } from './fs-calls.ts';
-import { toVaultIoError, VaultIoError } from './fs-errors.ts';
+import { lstat, realpath } from './fs-calls.ts';
+import { errnoCode, isVanished, toVaultIoError, VaultIoError } from './fs-errors.ts';
 
 const roots = new Map<string, Promise<string>>();
 
 /**
- * Write a file inside the vault, atomically, after checking that its folder's real path (symbolic
- * links resolved) is inside the vault's real path: the one helper every write into the vault goes
- * through, so nothing is ever written through a link to outside. The file itself is replaced by a
+ * Write a file inside the vault, atomically, after checking that its folder is the vault's own
+ * folder of that name, with no symbolic link on the way ({@link assertInsideVault}): the one
+ * helper every write of a note goes through, so nothing is ever written through a link. The file itself is replaced by a
  * rename, never opened for writing: a symbolic link or hard link at the path is replaced, not
  * followed.
  * @param root absolute path of the vault.
  * @param path absolute path of the file.
  * @param data the full new content.
  * @param options as {@link writeFileAtomic}.
- * @throws VaultIoError (code `EXDEV`-like `EOUTSIDE`) when the folder resolves outside the vault.
+ * @throws VaultIoError (code `EOUTSIDE`) when the folder is a link or resolves outside the vault.
  */
 export async function writeInVault(
   root: string,
@@ -30,34 +30,94 @@ export async function writeInVault(
 }
 
 /**
- * Throw unless `dir`'s real path is the vault's real path or inside it.
+ * Throw unless `dir` is the vault's own folder of that name: its real path must be the vault's
+ * real path joined with `dir`'s path inside the vault, so neither `dir` nor any folder between the
+ * vault and it is a symbolic link (to outside the vault, or elsewhere in it). One `realpath` per
+ * call (the vault's own real path is cached); a folder whose real path is spelled differently (a
+ * case-insensitive file system) is then checked one component at a time.
  * @param root absolute path of the vault.
  * @param dir absolute path of a folder in it.
+ * @throws VaultIoError with code `EOUTSIDE` when `dir` is a link, has one on its way or resolves
+ *   outside the vault; with the `realpath` error's code (`ENOENT`…) when it cannot be resolved.
  */
 export async function assertInsideVault(root: string, dir: string): Promise<void> {
-  let realRoot = roots.get(root);
-  if (realRoot === undefined) {
-    realRoot = realpath(root);
-    roots.set(root, realRoot);
-    realRoot.catch(() => roots.delete(root));
+  const inside = relative(root, dir);
+  if (inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside)) {
+    throw refused(dir, `${dir} is not inside the vault ${root}`);
   }
   let base: string;
   let real: string;
   try {
-    base = await realRoot;
+    base = await realRoot(root);
     real = await realpath(dir);
   } catch (error) {
     throw toVaultIoError('realpath', dir, error);
   }
-  if (real !== base && !real.startsWith(base.endsWith(sep) ? base : base + sep)) {
-    const error = Object.assign(
-      new Error(`${dir} resolves to ${real}, outside the vault ${base}`),
-      {
-        code: 'EOUTSIDE',
-      },
-    );
-    throw new VaultIoError('write', dir, error);
+  if (real === join(base, inside)) return;
+  let at = root;
+  for (const part of inside === '' ? [] : inside.split(sep)) {
+    at = join(at, part);
+    let stats;
+    try {
+      stats = await lstat(at);
+    } catch (error) {
+      throw toVaultIoError('lstat', at, error);
+    }
+    if (stats.isSymbolicLink()) {
+      throw refused(
+        dir,
+        `${at} is a symbolic link (to ${real}): vaultd writes and moves nothing through a link; make it a real folder`,
+      );
+    }
   }
+  if (real !== base && !real.startsWith(base.endsWith(sep) ? base : base + sep)) {
+    throw refused(dir, `${dir} resolves to ${real}, outside the vault ${base}`);
+  }
+}
+
+/**
+ * Make a folder of the vault that may be missing (and the missing folders above it, up to the
+ * vault), never through a link: each folder is checked with {@link assertInsideVault} before
+ * anything is made in it, so a link on the way refuses the whole path and nothing is made outside.
+ * @param root absolute path of the vault, which must exist.
+ * @param dir absolute path of the folder.
+ * @throws VaultIoError as {@link assertInsideVault}, or the `mkdir` error.
+ */
+export async function makeFolderInVault(root: string, dir: string): Promise<void> {
+  try {
+    await assertInsideVault(root, dir);
+    return;
+  } catch (error) {
+    if (!isVanished(error)) throw error;
+  }
+  const parent = dirname(dir);
+  if (relative(root, parent) !== '') await makeFolderInVault(root, parent);
+  try {
+    // Not recursive: mkdir never follows a link at its last component (EEXIST), so a link put
+    // there since the check is left alone and refused below.
+    await mkdir(dir);
+  } catch (error) {
+    if (errnoCode(error) !== 'EEXIST') throw toVaultIoError('mkdir', dir, error);
+  }
+  await assertInsideVault(root, dir);
+}
+
+function realRoot(root: string): Promise<string> {
+  let real = roots.get(root);
+  if (real === undefined) {
+    real = realpath(root);
+    roots.set(root, real);
+    real.catch(() => roots.delete(root));
+  }
+  return real;
+}
+
+function refused(dir: string, message: string): VaultIoError {
+  return new VaultIoError(
+    'write into',
+    dir,
+    Object.assign(new Error(message), { code: 'EOUTSIDE' }),
+  );
 }
 
 /**

@@ -1,5 +1,15 @@
 import assert from 'node:assert/strict';
-import { appendFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import {
+  appendFile,
+  link,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
@@ -106,6 +116,61 @@ describe('ExecutionLog', () => {
     await log.close();
     log.append(entry('late', '2026-01-01T00:00:00.000Z'));
     assert.equal(errors.length, 1);
+  });
+});
+
+// Red-team finding F4: an agent plants `Logs/<day>.jsonl` (today's, or tomorrow's ahead of time)
+// as a link to a file outside the vault, or replaces Logs/ itself, and vaultd appended its lines,
+// quoting the agent's arguments, to that file (~/.bashrc, say).
+describe('ExecutionLog never writes through a link', () => {
+  const day = '2026-06-01';
+  let victim: string;
+  beforeEach(async () => {
+    victim = join(logsDir, '..', 'victim.sh');
+    await writeFile(victim, '# outside the vault\n');
+  });
+
+  for (const kind of ['symbolic', 'hard'] as const) {
+    it(`sets a day file that is a ${kind} link aside and logs into a new file`, async () => {
+      await mkdir(logsDir);
+      const planted = join(logsDir, `${day}.jsonl`);
+      if (kind === 'symbolic') await symlink(victim, planted);
+      else await link(victim, planted);
+      const errors: unknown[] = [];
+      const log = new ExecutionLog(logsDir, { onError: (e) => errors.push(e) });
+      logs.push(log);
+      log.append(entry('$(touch /tmp/pwned)', `${day}T10:00:00.000Z`));
+      await log.flush();
+      assert.equal(await readFile(victim, 'utf8'), '# outside the vault\n');
+      assert.deepEqual(
+        (await collect()).map((e) => e.call_id),
+        ['$(touch /tmp/pwned)'],
+        'the line is in a fresh file of the day',
+      );
+      const names = (await readdir(logsDir)).sort();
+      assert.equal(names.length, 2);
+      assert.match(names[1] ?? '', /^2026-06-01\.jsonl\.refused-\d+$/);
+      assert.equal(errors.length, 1);
+      assert.match(
+        String(errors[0]),
+        new RegExp(`was a ${kind === 'symbolic' ? 'symbolic link' : 'hard link'}`),
+      );
+    });
+  }
+
+  it('writes nothing when Logs/ itself is a link, and says how many lines were lost', async () => {
+    const outside = join(logsDir, '..', 'outside');
+    await mkdir(outside);
+    await symlink(outside, logsDir);
+    const errors: unknown[] = [];
+    const log = new ExecutionLog(logsDir, { onError: (e) => errors.push(e) });
+    logs.push(log);
+    log.append(entry('a', `${day}T10:00:00.000Z`));
+    log.append(entry('b', `${day}T10:00:01.000Z`));
+    await log.flush();
+    assert.deepEqual(await readdir(outside), []);
+    assert.equal(errors.length, 1);
+    assert.match(String(errors[0]), /2 line\(s\) not written: .*Logs is a symbolic link/);
   });
 });
 

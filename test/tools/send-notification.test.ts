@@ -1,9 +1,9 @@
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { noAccess } from '../../src/vault/access.ts';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { parse } from 'yaml';
 import { sharedAjv } from '../../src/protocol/ajv.ts';
 import { sendNotification } from '../../src/tools/send-notification/index.ts';
@@ -422,6 +422,33 @@ describe('outbox', () => {
       ),
       'EXECUTION_FAILED',
     );
+  });
+
+  test('files nothing through an Outbox/ (or a folder above it) an agent replaced with a link', async () => {
+    // Red-team finding F4b: the message was written into the folder the link pointed to.
+    vault = await mkdtemp(join(tmpdir(), 'vaultd-outbox-'));
+    const outside = join(vault, '..', `${basename(vault)}-outside`);
+    await mkdir(outside);
+    try {
+      await symlink(outside, join(vault, 'Outbox'));
+      const error = await rejectsWith(
+        send({ recipient: 'x', subject: 's', body: 'b', method: 'outbox' }, {}, vault),
+        'EXECUTION_FAILED',
+      );
+      assert.match(error.message, /Outbox is a symbolic link/);
+      await symlink(outside, join(vault, 'Drafts'));
+      await rejectsWith(
+        send(
+          { recipient: 'x', subject: 's', body: 'b', method: 'outbox' },
+          { outbox: { folder: 'Drafts/Mail' } },
+          vault,
+        ),
+        'EXECUTION_FAILED',
+      );
+      assert.deepEqual(await readdir(outside), []);
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
   });
 
   test('a call without a method uses default_method from the config', async () => {

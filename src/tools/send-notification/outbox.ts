@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { link, mkdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { ToolError } from '../../protocol/errors.ts';
 import { readClaimedName } from '../../vault/claim.ts';
+import { errnoCode } from '../../vault/fs-errors.ts';
+import { makeFolderInVault } from '../../vault/vault-writer.ts';
 import type { Message } from './types.ts';
 
 /** Where an outbox message was filed. */
@@ -42,9 +44,11 @@ export function slugify(subject: string): string {
 /**
  * File a message as a markdown note in the vault's outbox folder: written to a temp file, then
  * linked into place under a name no other file has (a taken name gets `-2`, `-3`, …), so a reader
- * never sees half a note and no note is ever overwritten.
+ * never sees half a note and no note is ever overwritten. The folder must be the vault's own, with
+ * no symbolic link on the way (an agent's link would file the message outside the vault).
  * @param vault absolute vault path.
  * @param folder outbox folder relative to the vault (created when missing).
+ * @throws ToolError `EXECUTION_FAILED` when the folder is outside the vault or is a link.
  * @param message recipient, subject and body.
  * @param meta call id, source note and time for the front-matter and the name.
  */
@@ -65,7 +69,16 @@ export async function writeOutboxNote(
       },
     );
   }
-  await mkdir(dir, { recursive: true });
+  try {
+    await makeFolderInVault(vault, dir);
+  } catch (error) {
+    if (errnoCode(error) !== 'EOUTSIDE') throw error;
+    throw new ToolError(
+      'EXECUTION_FAILED',
+      `${(error as Error).message}; the message was not filed`,
+      { recoverable: false },
+    );
+  }
   const stamp = meta.now.toISOString().replace(/:/g, '-').replace('.', '-');
   const base = `${stamp}-${slugify(message.subject)}`;
   const temp = join(dir, `.${base}.${randomUUID()}.tmp`);
