@@ -150,9 +150,7 @@ export function defineTool<Args = Record<string, unknown>>(def: ToolDefinition<A
     ...(def.rateLimit === undefined ? {} : { rateLimit: Object.freeze({ ...def.rateLimit }) }),
     ...(def.preview === undefined ? {} : { preview: def.preview }),
     ...(def.normalize === undefined ? {} : { normalize: def.normalize }),
-    ...(pathParameters.length === 0
-      ? {}
-      : { pathParameters: Object.freeze([...pathParameters]) }),
+    ...(pathParameters.length === 0 ? {} : { pathParameters: Object.freeze([...pathParameters]) }),
     ...(def.effects === undefined
       ? {}
       : {

@@ -12,6 +12,7 @@ import { Executor } from '../../../src/execute/executor.ts';
 import { ToolRegistry } from '../../../src/protocol/registry.ts';
 import type { ToolResult } from '../../../src/protocol/types.ts';
 import { FILESYSTEM_TOOLS } from '../../../src/tools/filesystem/index.ts';
+import { hashArguments } from '../../../src/protocol/hash-arguments.ts';
 import { makeSandbox, type FsSandbox } from './helpers.ts';
 
 describe('path rules through the gate', () => {
@@ -29,11 +30,14 @@ describe('path rules through the gate', () => {
     await box.cleanup();
   });
 
-  const executor = (policy: PolicyRules = {}): Executor => {
+  const executor = (
+    policy: PolicyRules = {},
+    gate = new ApprovalGate({ policy: compilePolicy(policy), grants }),
+  ): Executor => {
     const registry = new ToolRegistry();
     for (const tool of FILESYSTEM_TOOLS) registry.register(tool);
     return new Executor(registry, {
-      gate: new ApprovalGate({ policy: compilePolicy(policy), grants }),
+      gate,
       runtime: () => ({ config: {}, files: box.access }),
       cacheTtlMs: 0,
     });
@@ -164,6 +168,37 @@ describe('path rules through the gate', () => {
     assert.ok(!loop.ok);
     assert.equal(loop.error.code, 'INVALID_PARAMS');
     assert.match(loop.error.message, /loop of symbolic links/);
+  });
+
+  it('refuses a call whose path a link was swapped into after the gate let it run', async () => {
+    await grants.add('write_file(path:Notes/*)', { by: 'human' });
+    const gate = new ApprovalGate({ grants });
+    const swapped = executor({}, gate);
+    const call = {
+      id: 'c2',
+      name: 'write_file',
+      arguments: { path: 'Notes/new/x.md', content: 'x\n' },
+    };
+    const checked = swapped.check(call);
+    assert.ok(checked.ok);
+    const verdict = gate.evaluate({
+      id: call.id,
+      name: call.name,
+      arguments: checked.args,
+      argsHash: hashArguments(checked.args),
+      safety: 'dangerous',
+    });
+    assert.equal(verdict.action, 'run');
+    assert.ok(verdict.action === 'run');
+    // Between the decision and the run, the agent makes Notes/new a link to Projects.
+    await symlink('../Projects', join(box.vault, 'Notes', 'new'));
+    const result = await swapped.execute(
+      { ...call, arguments: checked.args },
+      { authorization: verdict.auth },
+    );
+    assert.equal(result.status, 'rejected', result.content);
+    assert.match(result.content, /no valid permission/);
+    assert.equal(await file('Projects/x.md'), '(missing)');
   });
 
   it('expresses a path outside the vault on its real path, refused by the access layer', async () => {
