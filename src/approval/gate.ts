@@ -46,6 +46,11 @@ export interface GateCall {
   readonly arguments: Readonly<Record<string, unknown>>;
   /** Hash of the normalised arguments. */
   readonly argsHash: string;
+  /**
+   * Path parameters as the agent spelled them, where that differs from the canonical path in
+   * `arguments` (the executor's check): deny and ask rules match them too.
+   */
+  readonly spelledPaths?: Readonly<Record<string, string>> | undefined;
   /** The tool's safety level for these arguments. */
   readonly safety: SafetyLevel;
   /** The call's effects, decided once (they go with the permission). */

@@ -2,7 +2,13 @@ import { readFileSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../vault/atomic-write.ts';
-import { compilePolicy, matchesRule, parsePolicyRule, type CompiledRule } from './policy.ts';
+import {
+  compilePolicy,
+  matchesRule,
+  parsePolicyRule,
+  type CompiledRule,
+  type RuleCall,
+} from './policy.ts';
 
 /** One always-allow grant, as stored in `grants.json` and listed by the CLI. */
 export interface Grant {
@@ -96,10 +102,7 @@ export class GrantStore {
    * The first grant whose rule matches the call (strictly, as an `allow` rule), or undefined.
    * @param call the tool name and its normalised arguments.
    */
-  match(call: {
-    readonly name: string;
-    readonly arguments: Readonly<Record<string, unknown>>;
-  }): Grant | undefined {
+  match(call: RuleCall): Grant | undefined {
     this.#refresh();
     return this.#grants.find((g) => matchesRule(g.compiled, call))?.grant;
   }

@@ -13,6 +13,7 @@ export {
   type PolicyList,
   type PolicyRules,
   type PolicyVerdict,
+  type RuleCall,
 } from './policy.ts';
 export { matchesAllowedTools, readAllowedTools, type AllowedToolsRead } from './allowed-tools.ts';
 export {

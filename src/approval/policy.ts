@@ -107,19 +107,29 @@ export function compilePolicy(rules: PolicyRules): CompiledPolicy {
   });
 }
 
+/** A call as rules see it. */
+export interface RuleCall {
+  readonly name: string;
+  /** The normalised arguments; path parameters hold their canonical path. */
+  readonly arguments: Readonly<Record<string, unknown>>;
+  /**
+   * Path parameters as the agent spelled them, where that differs from their canonical path: a
+   * `deny` or `ask` condition matches them too, an `allow` condition (and a grant) never does.
+   */
+  readonly spelledPaths?: Readonly<Record<string, string>> | undefined;
+}
+
 /**
  * Say what the policy decides for a call: the first matching `deny` rule, else the first `ask`
  * rule, else the first `allow` rule, else `none`. A rule matches when its tool glob matches the
  * name and every parameter glob matches that parameter's value (strings as they are, numbers and
  * booleans as text, objects as canonical JSON, lists element by element: see {@link matchesRule});
- * a missing or null parameter never matches.
+ * a missing or null parameter never matches. Path parameters are matched on their canonical path
+ * (vault-relative, no `.` or `..`, links resolved); `deny` and `ask` rules also on their spelling.
  * @param policy from {@link compilePolicy}.
  * @param call the tool name and its arguments.
  */
-export function evaluatePolicy(
-  policy: CompiledPolicy,
-  call: { readonly name: string; readonly arguments: Readonly<Record<string, unknown>> },
-): PolicyVerdict {
+export function evaluatePolicy(policy: CompiledPolicy, call: RuleCall): PolicyVerdict {
   for (const list of LISTS) {
     const rule = policy[list].find((candidate) => matchesRule(candidate, call));
     if (rule !== undefined) return { verdict: list, rule: rule.source };
@@ -133,14 +143,12 @@ export function evaluatePolicy(
  * spelling (NFKC, invisible characters removed, trimmed; case was folded at compile time), so a
  * deny is not dodged by spelling; an `allow` condition matches only when every element of a list
  * parameter matches as written and none holds a control character, so an allow never reaches
- * further than written.
+ * further than written. A path parameter is matched on its canonical path; a `deny` or `ask`
+ * condition also on the agent's spelling of it (`spelledPaths`), an `allow` condition never.
  * @param rule a compiled rule.
- * @param call the tool name and its normalised arguments.
+ * @param call the tool name, its normalised arguments and the spelling of its path parameters.
  */
-export function matchesRule(
-  rule: CompiledRule,
-  call: { readonly name: string; readonly arguments: Readonly<Record<string, unknown>> },
-): boolean {
+export function matchesRule(rule: CompiledRule, call: RuleCall): boolean {
   if (!rule.tool(call.name)) return false;
   const strict = rule.list === 'allow';
   return rule.params.every(({ param, match }) => {
@@ -150,6 +158,8 @@ export function matchesRule(
     if (items.length === 0) return false;
     const texts = items.map(stringifyParam);
     if (strict) return texts.every((text) => text !== null && !CONTROL.test(text) && match(text));
+    const spelled = call.spelledPaths?.[param];
+    if (spelled !== undefined) texts.push(spelled);
     return texts.some((text) => text !== null && (match(text) || match(canonicalText(text))));
   });
 }

@@ -2,9 +2,11 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
 import { ERROR_CODES, ToolError, type ErrorCode, type ResultError } from '../protocol/errors.ts';
 import type { ToolRegistry } from '../protocol/registry.ts';
+import { resolve } from 'node:path';
 import type {
   ApprovedBy,
   CallFacts,
+  FileRoot,
   RateLimit,
   ResultStatus,
   Tool,
@@ -15,6 +17,8 @@ import type {
 import { validateArguments } from '../protocol/validate.ts';
 import { effectsOf, type Effects } from '../protocol/effects.ts';
 import { createVaultAccess, type SharedAccess } from '../vault/access.ts';
+import { canonicalPaths } from './canonical-paths.ts';
+import { realPathSync } from '../vault/canonical-path.ts';
 import { capOutput, DEFAULT_MAX_OUTPUT_BYTES } from './output-cap.ts';
 import type { CallProcesses } from './exec.ts';
 import { hashArguments } from '../protocol/hash-arguments.ts';
@@ -153,7 +157,19 @@ export class Executor {
         ),
       };
     }
-    return { ok: true, tool, args: checked.args };
+    const paths = canonicalPaths(tool, checked.args, this.#rootsFor(tool));
+    if (typeof paths === 'string') {
+      return {
+        ok: false,
+        error: makeError('INVALID_PARAMS', `invalid parameters for ${tool.name}: ${paths}`),
+      };
+    }
+    return {
+      ok: true,
+      tool,
+      args: paths.args,
+      ...(paths.spelled === undefined ? {} : { spelledPaths: paths.spelled }),
+    };
   }
 
   /**
@@ -224,6 +240,7 @@ export class Executor {
         id: call.id,
         name: tool.name,
         arguments: args,
+        spelledPaths: checked.spelledPaths,
         argsHash,
         safety: effects.safety,
         effects,
@@ -357,6 +374,30 @@ export class Executor {
       clearTimeout(timer);
       if (stuck) this.#stuck -= 1;
     }
+  }
+
+  #vaultRoots: readonly FileRoot[] | undefined;
+
+  /** A tool's roots on their real paths, synchronously (for its path parameters). */
+  #rootsFor(tool: Tool): readonly FileRoot[] {
+    try {
+      const files = this.#options.runtime?.(tool)?.files;
+      if (files !== undefined) return files.roots;
+    } catch {
+      // The same failure is logged when the call runs (#runtimeOf); its access is the vault's.
+    }
+    const vault = this.#options.vault;
+    if (vault === undefined) return [];
+    if (this.#vaultRoots === undefined) {
+      let path = resolve(vault);
+      try {
+        path = realPathSync(path);
+      } catch {
+        // The vault's own access fails the same way when the call runs.
+      }
+      this.#vaultRoots = [{ name: 'vault', path, writable: true }];
+    }
+    return this.#vaultRoots;
   }
 
   /** A tool's pack config, synchronously (for its `normalize`). */

@@ -104,5 +104,14 @@ export interface ExecuteOptions {
 
 /** Outcome of {@link Executor.check}: the tool and validated arguments, or the error a run would give. */
 export type CheckResult =
-  | { readonly ok: true; readonly tool: Tool; readonly args: Record<string, unknown> }
+  | {
+      readonly ok: true;
+      readonly tool: Tool;
+      readonly args: Record<string, unknown>;
+      /**
+       * The tool's path parameters as the agent spelled them (after `normalize`), where that
+       * differs from the canonical path in `args`: deny and ask rules match these too.
+       */
+      readonly spelledPaths?: Readonly<Record<string, string>>;
+    }
   | { readonly ok: false; readonly error: ResultError };

@@ -137,6 +137,7 @@ export async function settleCalls(ctx: PipelineContext, work: NoteWork): Promise
       id: found.id,
       name: tool.name,
       arguments: args,
+      spelledPaths: checked.spelledPaths,
       argsHash,
       safety: effects.safety,
       effects,
@@ -410,6 +411,7 @@ async function decideAsking(
       call = {
         ...gateCall,
         arguments: checked.args,
+        spelledPaths: checked.spelledPaths,
         argsHash: hashArguments(checked.args),
         safety: editedEffects.safety,
         effects: editedEffects,

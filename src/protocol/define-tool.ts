@@ -104,6 +104,16 @@ export function defineTool<Args = Record<string, unknown>>(def: ToolDefinition<A
       additionalProperties: false,
     });
   }
+  const pathParameters = checkStringList(where, 'pathParameters', def.pathParameters);
+  for (const entry of pathParameters) {
+    const type = parameters[entry]?.['type'];
+    if (type !== 'string') {
+      throw new Error(
+        `${where}: path parameter ${quote(entry)} must be declared in parameters as a string` +
+          ` (declared: ${Object.keys(parameters).join(', ') || 'none'})`,
+      );
+    }
+  }
   const outputSchema =
     def.outputSchema === undefined
       ? undefined
@@ -140,6 +150,7 @@ export function defineTool<Args = Record<string, unknown>>(def: ToolDefinition<A
     ...(def.rateLimit === undefined ? {} : { rateLimit: Object.freeze({ ...def.rateLimit }) }),
     ...(def.preview === undefined ? {} : { preview: def.preview }),
     ...(def.normalize === undefined ? {} : { normalize: def.normalize }),
+    ...(pathParameters.length === 0 ? {} : { pathParameters: Object.freeze([...pathParameters]) }),
     ...(def.effects === undefined
       ? {}
       : {

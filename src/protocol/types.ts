@@ -226,6 +226,13 @@ export interface ToolDefinition<Args = Record<string, unknown>> {
    * value). Gets the tool's pack config.
    */
   normalize?(args: Args, config: Readonly<Record<string, unknown>>): Args;
+  /**
+   * Parameters (strings) that name a file or folder through the tool's access (`ctx.files`):
+   * after `normalize`, each is brought to its canonical path (resolved against the roots, `..`
+   * and links resolved, vault-relative inside the vault), which is what policy, grants, approval,
+   * the preview and the handler see. Default none.
+   */
+  readonly pathParameters?: readonly string[];
   /** What the call would do, shown when asking for approval; a string is a text preview. */
   preview?(
     args: Args,

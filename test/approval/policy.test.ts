@@ -225,4 +225,18 @@ describe('evaluatePolicy', () => {
     const p = compilePolicy({ deny: ['t(toString:*)'] });
     assert.equal(evaluatePolicy(p, { name: 't', arguments: {} }).verdict, 'none');
   });
+  it('matches deny and ask rules on a path as spelled too, allow rules only on the canonical path', () => {
+    const call = {
+      name: 'read_file',
+      arguments: { path: 'Projects/plan.md' },
+      spelledPaths: { path: 'Notes/lnk/plan.md' },
+    };
+    const verdict = (rules: Parameters<typeof compilePolicy>[0]): string =>
+      evaluatePolicy(compilePolicy(rules), call).verdict;
+    assert.equal(verdict({ deny: ['read_file(path:Notes/*)'] }), 'deny');
+    assert.equal(verdict({ deny: ['read_file(path:Projects/*)'] }), 'deny');
+    assert.equal(verdict({ ask: ['read_file(path:Notes/*)'] }), 'ask');
+    assert.equal(verdict({ allow: ['read_file(path:Notes/*)'] }), 'none');
+    assert.equal(verdict({ allow: ['read_file(path:Projects/*)'] }), 'allow');
+  });
 });

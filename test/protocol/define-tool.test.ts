@@ -36,6 +36,27 @@ describe('defineTool', () => {
     });
   });
 
+  it('keeps the path parameters, and refuses one that is not a declared string parameter', () => {
+    const tool = defineTool(
+      def({
+        parameters: { path: { type: 'string' } },
+        required: undefined,
+        pathParameters: ['path'],
+      }),
+    );
+    assert.deepEqual(tool.pathParameters, ['path']);
+    assert.ok(Object.isFrozen(tool.pathParameters));
+    assert.equal(defineTool(def()).pathParameters, undefined);
+    assert.throws(
+      () => defineTool(def({ pathParameters: ['file'] })),
+      /path parameter "file" must be declared in parameters as a string/,
+    );
+    assert.throws(
+      () => defineTool(def({ pathParameters: ['num_results'] })),
+      /path parameter "num_results" must be declared/,
+    );
+  });
+
   it('returns a frozen tool that does not share the author’s schema objects', () => {
     const parameters = { query: { type: 'string' } };
     const tool = defineTool(def({ parameters, required: ['query'] }));

@@ -159,6 +159,7 @@ export async function checkNote(
       id: call.id,
       name: tool.name,
       arguments: args,
+      spelledPaths: checked.spelledPaths,
       argsHash: hashArguments(args),
       safety: effects.safety,
       effects,

@@ -5,6 +5,9 @@ import type { Tool, VaultAccess } from '../../protocol/types.ts';
 import { isInside } from '../../vault/access.ts';
 import { readFilesystemConfig } from './config.ts';
 
+/** The parameters of the pack's tools that name a file or folder. */
+const PATH_PARAMETERS: readonly string[] = ['path', 'source', 'destination'];
+
 /**
  * The access with the pack's own protected paths (`protected:`, e.g. vaultd's config file and
  * plugin modules kept in the vault) refused for writes, besides what the access refuses.
@@ -41,7 +44,8 @@ export function guardedAccess(
 }
 
 /**
- * A tool of the pack whose handler, effects and preview see the guarded access.
+ * A tool of the pack whose handler, effects and preview see the guarded access, and whose path
+ * parameters (`path`, `source`, `destination`) are declared so the gate sees their canonical path.
  * @param tool the tool as declared.
  */
 export function guarded<A>(tool: Tool<A>): Tool<A> {
@@ -53,6 +57,7 @@ export function guarded<A>(tool: Tool<A>): Tool<A> {
     required: tool.required,
     safety: tool.safety,
     categories: tool.categories,
+    pathParameters: Object.keys(tool.parameters).filter((p) => PATH_PARAMETERS.includes(p)),
     readOnly: tool.readOnly,
     idempotent: tool.idempotent,
     ...(tool.cacheable === undefined ? {} : { cacheable: tool.cacheable }),

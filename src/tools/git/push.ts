@@ -156,6 +156,7 @@ async function planPush(
 export function pushTool(holder: RuntimeHolder): Tool {
   return defineTool<{ repo?: string; remote?: string; branch?: string; force?: boolean }>({
     name: 'git_push',
+    pathParameters: ['repo'],
     description:
       'Push a local branch of a git repository to a remote (same branch name there). Always needs approval; the approval shows the commits that would be pushed. Never forces unless the operator allows it and force: true is given. Returns {remote, branch, commit, pushed}.',
     parameters: {

@@ -55,6 +55,7 @@ async function revisionsOf(
 export function readTools(holder: RuntimeHolder): Tool[] {
   const gitStatus = defineTool<{ repo?: string }>({
     name: 'git_status',
+    pathParameters: ['repo'],
     description:
       'Show the branch and the changed, staged and untracked files of a git repository in the vault. Returns {branch, commit, upstream, ahead, behind, clean, files: [{path, status, index, worktree, staged}]}.',
     parameters: { repo: REPO_PARAM },
@@ -103,6 +104,7 @@ export function readTools(holder: RuntimeHolder): Tool[] {
     context_lines?: number;
   }>({
     name: 'git_diff',
+    pathParameters: ['repo'],
     description:
       'Show changes in a git repository as a unified diff: the working tree against the index (default), the index against HEAD (staged: true), or against a revision or range (ref: "main", "HEAD~3", "main..feature"). Returns {files: [{path, added, deleted}], diff}; long diffs are cut.',
     parameters: {
@@ -150,6 +152,7 @@ export function readTools(holder: RuntimeHolder): Tool[] {
 
   const gitLog = defineTool<{ repo?: string; limit?: number; paths?: string[]; ref?: string }>({
     name: 'git_log',
+    pathParameters: ['repo'],
     description:
       'List commits of a git repository, newest first: of HEAD, a revision or a range ("main..feature"), optionally only those touching some paths. Returns {commits: [{hash, author, email, date, subject}]}.',
     parameters: {
@@ -187,6 +190,7 @@ export function readTools(holder: RuntimeHolder): Tool[] {
 
   const gitShow = defineTool<{ repo?: string; ref?: string }>({
     name: 'git_show',
+    pathParameters: ['repo'],
     description:
       'Show one commit of a git repository: its author, dates, full message, changed files and diff. Returns {commit: {hash, parents, author, email, date, committer, committer_date, subject, body}, files, diff}.',
     parameters: {
@@ -261,6 +265,7 @@ export function readTools(holder: RuntimeHolder): Tool[] {
     start_point?: string;
   }>({
     name: 'git_branch',
+    pathParameters: ['repo'],
     description:
       'List the local branches of a git repository, or create one (create: true, name, optional start_point; it is not checked out). Returns {current, branches: [{name, commit, current, upstream}]} or {created, commit}.',
     parameters: {

@@ -81,6 +81,7 @@ async function isScratch(
 export function writeTools(holder: RuntimeHolder): Tool[] {
   const gitCheckout = defineTool<{ repo?: string; ref: string }>({
     name: 'git_checkout',
+    pathParameters: ['repo'],
     description:
       'Switch a git repository to a branch (or to a commit, detached). Uncommitted changes are kept; git refuses when they would be overwritten. Cautious; needs approval when the tree has uncommitted changes. Returns {branch, commit, detached}.',
     parameters: {
@@ -154,6 +155,7 @@ export function writeTools(holder: RuntimeHolder): Tool[] {
 
   const gitAdd = defineTool<{ repo?: string; paths: string[] }>({
     name: 'git_add',
+    pathParameters: ['repo'],
     description:
       'Stage files of a git repository for the next commit (new, changed and deleted files under the given paths). Returns {staged: [{path, added, deleted}]}: everything staged now.',
     parameters: { repo: REPO_PARAM, paths: { ...PATHS_PARAM, minItems: 1 } },
@@ -180,6 +182,7 @@ export function writeTools(holder: RuntimeHolder): Tool[] {
 
   const gitCommit = defineTool<{ repo?: string; message: string; paths?: string[] }>({
     name: 'git_commit',
+    pathParameters: ['repo'],
     description:
       'Commit what is staged in a git repository (or, with paths, the current content of just those tracked paths) with a message. Needs approval unless the repository is a configured scratch repository. Returns {commit, branch, subject, files}.',
     parameters: {

@@ -57,7 +57,12 @@ export function createLspTools(runtime: () => LspRuntime | undefined): Tool[] {
     return rt;
   };
   // A cold project is parsed and checked before the first answer: more than the daemon's default.
-  const common = { ...READ_ONLY, categories: ['code'], timeoutMs: 90_000 };
+  const common = {
+    ...READ_ONLY,
+    categories: ['code'],
+    timeoutMs: 90_000,
+    pathParameters: ['path'],
+  };
 
   const diagnostics = defineTool<{ path: string }>({
     ...common,

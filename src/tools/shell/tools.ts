@@ -63,6 +63,7 @@ export function shellTools(settings: ShellSettings, runtime: ShellRuntime | unde
     timeoutMs: (settings.maxTimeoutS + 30) * 1000,
     maxOutputBytes: Math.max(256 * 1024, settings.outputBytes * 4),
     normalize,
+    pathParameters: ['cwd'],
     preview,
     async handler(args, ctx) {
       return runCommand(args, ctx, settings, need());
@@ -81,6 +82,7 @@ export function shellTools(settings: ShellSettings, runtime: ShellRuntime | unde
     categories: ['shell'],
     timeoutMs: 30_000,
     normalize,
+    pathParameters: ['cwd'],
     preview,
     async handler(args, ctx) {
       const rt = need();

@@ -2,7 +2,7 @@
 // calls written into notes, dangerous ones waiting in Pending_Approval/ with a diff preview,
 // decided from the command line or in the note, a stale preview asked again.
 import assert from 'node:assert/strict';
-import { readFile, writeFile, mkdir } from 'node:fs/promises';
+import { readFile, writeFile, mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
@@ -216,5 +216,48 @@ describe('filesystem pack end to end', { timeout: 120_000 }, () => {
     const [result] = resultsOf(await waitInFolder(vault, 'edited.md', 'Done'));
     assert.equal(result?.metadata['approved_by'], 'human-modified');
     assert.equal(await file('Notes/new.md'), 'human text\n');
+  });
+
+  // Last: the grant stays for the rest of this daemon's life.
+  it('keeps a write_file(path:Notes/*) grant inside Notes/: .. and links lead to a human, shown on their real path', async () => {
+    await mkdir(join(vault.root, 'Projects'));
+    await writeFile(join(vault.root, 'Projects', 'plan.md'), "the human's plan\n");
+    await vault.drop(
+      'first.md',
+      note('First', callBlock('write_file', { path: 'Notes/todo.md', content: 'todo\n' }, 'w1')),
+    );
+    await waitPending(vault, 'first.md');
+    const approved = await cli(
+      'approve',
+      join(vault.root, 'Pending_Approval', 'first.md'),
+      '--scope',
+      'write_file(path:Notes/*)',
+    );
+    assert.equal(approved.code, 0, approved.stderr);
+    await waitInFolder(vault, 'first.md', 'Done');
+
+    await symlink('../Projects', join(vault.root, 'Notes', 'lnk'));
+    await vault.drop(
+      'second.md',
+      note(
+        'Second',
+        callBlock('write_file', { path: './Notes/granted.md', content: 'ok\n' }, 'w2'),
+        callBlock(
+          'write_file',
+          { path: 'Notes/../Projects/plan.md', content: 'OVERWRITTEN\n' },
+          'w3',
+        ),
+        callBlock('write_file', { path: 'Notes/lnk/other.md', content: 'CREATED\n' }, 'w4'),
+      ),
+    );
+    const pending = await waitPending(vault, 'second.md');
+    assert.equal(await file('Notes/granted.md'), 'ok\n');
+    assert.equal(await file('Projects/plan.md'), "the human's plan\n");
+    await assert.rejects(file('Projects/other.md'), { code: 'ENOENT' });
+    // The human sees, and would approve, the paths that would be written.
+    assert.match(pending, /"path": "Projects\/plan\.md"/);
+    assert.match(pending, /"path": "Projects\/other\.md"/);
+    assert.match(pending, /\+\+\+ b\/Projects\/other\.md/);
+    assert.doesNotMatch(pending, /### write_file · `w2`/);
   });
 });
