@@ -1,4 +1,4 @@
-import { basename, dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { mightHaveToolCall, NoteTooComplexError } from '../note/index.ts';
 import type { ParsedNote } from '../note/types.ts';
 import type { ToolResult } from '../protocol/types.ts';
@@ -241,7 +241,7 @@ async function claimAndWork(
   if (claimed === null) return;
   ctx.bus.emit('note.claimed', { note: noteKey(ctx, claimed), from: noteKey(ctx, path) });
   try {
-    if (from !== 'inbox') await bindRequests(ctx, preRead.text, claimed);
+    if (from !== 'inbox') await bindRequests(ctx, preRead.text, path, claimed);
     return await workClaimed(ctx, claimed, from, preRead, noteKey(ctx, path));
   } finally {
     ctx.active.delete(claimed);
@@ -252,15 +252,41 @@ async function claimAndWork(
  * A note claimed from a decision folder carries the nonces of its pending requests: bind them to
  * the claimed file, so their decisions count for this note, also if a crash cuts the work short.
  */
-async function bindRequests(ctx: PipelineContext, text: string, claimed: string): Promise<void> {
+async function bindRequests(
+  ctx: PipelineContext,
+  text: string,
+  path: string,
+  claimed: string,
+): Promise<void> {
   const requests = ctx.gate.requests;
   if (requests === undefined) return;
   for (const decision of (await ctx.notes.approval(text)).decisions.values()) {
     const request = decision.nonce === null ? undefined : requests.get(decision.nonce);
     if (request === undefined || request.callId !== decision.id) continue;
+    if (!isRequestOf(ctx, request.note, path)) continue;
     if (request.state !== 'consumed' && request.state !== 'superseded')
       await requests.moved(request.id, noteKey(ctx, claimed));
   }
+}
+
+/**
+ * Whether a request recorded for the note at `recorded` is one of the note now at `path`: the
+ * same path, the same name in another decision folder (a human moved the note to decide), or
+ * this note's claim in `In_Progress/` (a stop between the claim and the move back). The text of a
+ * note names its requests, and an agent can write another note's request there: bound to this
+ * note, that request would be decided as this note's (red-team replay in
+ * test/e2e/decisions.test.ts).
+ * @param recorded the request's vault-relative note path.
+ * @param path absolute path of the note now, in a decision folder.
+ */
+function isRequestOf(ctx: PipelineContext, recorded: string, path: string): boolean {
+  const at = join(ctx.layout.root, recorded);
+  if (at === path) return true;
+  const folder = dirname(at);
+  const name = basename(path);
+  if (folder === ctx.layout.inProgress) return readClaimedName(basename(at)).original === name;
+  const decisionFolders = [ctx.layout.pending, ctx.layout.approved, ctx.layout.rejected];
+  return decisionFolders.includes(folder) && basename(at) === name;
 }
 
 /**
