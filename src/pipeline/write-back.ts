@@ -148,10 +148,18 @@ async function countResults(
   let errors = 0;
   let rejected = 0;
   let i = 0;
+  // Only the results of the blocks the note holds now count: a block fixed after it failed (a
+  // broken one given an id from its text) is a new call, and the old block's error result, left
+  // in the note, would fail the note again whatever the new call did.
+  const current = new Set<string>();
+  for (const block of [...parsed.calls, ...parsed.invalid]) {
+    await yieldAtItem(i++);
+    current.add(block.id);
+  }
   const statuses = new Map<string, string>();
   for (const [id, found] of parsed.results) {
     await yieldAtItem(i++);
-    statuses.set(id, found.status);
+    if (current.has(id)) statuses.set(id, found.status);
   }
   for (const result of results) {
     await yieldAtItem(i++);

@@ -295,6 +295,24 @@ describe(
       assert.equal(await starts('typo'), 1);
     });
 
+    it('counts only the results of the calls a fixed note holds now, in its folder and front-matter', async () => {
+      // QA replay: a block of broken JSON without an id, fixed and moved back, got a new id; the
+      // old error result stayed in the note and was still counted (tool_errors over tool_calls).
+      const broken =
+        '```json\n{"tool_call": {"name": "side_effect", "parameters": {"label": "late"}}\n```';
+      await vault.drop('stale.md', note('Stale', broken));
+      const failed = await waitInFolder(vault, 'stale.md', 'Failed');
+      assert.equal(resultsOf(failed)[0]?.error?.code, 'INVALID_JSON');
+      const fixed = failed.replace('{"label": "late"}}', '{"label": "late"}}}');
+      await writeFile(join(vault.root, 'stale-tmp'), fixed);
+      await rm(join(vault.root, 'Failed', 'stale.md'));
+      await rename(join(vault.root, 'stale-tmp'), join(vault.root, 'Needs_Action', 'stale.md'));
+      const done = await waitInFolder(vault, 'stale.md', 'Done');
+      assert.match(done, /^tool_calls: 1$/m);
+      assert.match(done, /^tool_errors: 0$/m);
+      assert.equal(await starts('late'), 1);
+    });
+
     it('keeps the id of a call that could not be read, and runs it once the agent fixed it', async () => {
       const broken =
         '```json\n{"tool_call": {"name": "side_effect", "paramters": {"label": "misspelt"}, "id": "fix-2"}}\n```';
