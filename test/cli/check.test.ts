@@ -41,8 +41,9 @@ function findings(stdout: string): Line[] {
   });
 }
 
+// The outbox method: e-mail is not set up in these configs (a call to it fails before asking).
 const send = (recipient: string, id?: string): string =>
-  callBlock('send_notification', { recipient, subject: 's', body: 'b' }, id);
+  callBlock('send_notification', { recipient, subject: 's', body: 'b', method: 'outbox' }, id);
 
 describe('vaultd check, the agents’ linter', () => {
   let vault: TempVault;
@@ -95,7 +96,7 @@ describe('vaultd check, the agents’ linter', () => {
     // The note's allowed_tools narrow it further.
     await writeFile(
       path,
-      `---\nallowed_tools: [slow_echo]\n---\n${callBlock('send_notification', { recipient: 'a@example.org', subject: 's', body: 'b' })}\n`,
+      `---\nallowed_tools: [slow_echo]\n---\n${callBlock('send_notification', { recipient: 'a@example.org', subject: 's', body: 'b', method: 'outbox' })}\n`,
     );
     const narrowed = await runCli(['check', path]);
     assert.equal(narrowed.code, 1);

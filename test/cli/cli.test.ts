@@ -102,7 +102,12 @@ describe('vaultd CLI as a child process', () => {
       path,
       note(
         'D',
-        callBlock('send_notification', { recipient: 'a@example.com', subject: 's', body: 'b' }),
+        callBlock('send_notification', {
+          recipient: 'a@example.com',
+          subject: 's',
+          body: 'b',
+          method: 'outbox',
+        }),
       ),
     );
     const res = await runCli(['check', path]);

@@ -7,13 +7,21 @@ import { sendNotification } from '../../src/tools/send-notification/index.ts';
 import type { Tool } from '../../src/protocol/types.ts';
 
 const tool = sendNotification as unknown as Tool;
-const normal = (args: Record<string, unknown>, config: Record<string, unknown> = {}) => {
+// E-mail and one Slack channel set up: the normal form refuses a method or channel the config lacks.
+const CONFIG = {
+  email: { host: 'smtp.example.com', from: 'vaultd@example.com' },
+  slack: { channels: { Alerts: 'https://hooks.slack.com/services/T/B/x' } },
+};
+const normal = (args: Record<string, unknown>, config: Record<string, unknown> = CONFIG) => {
   const checked = validateArguments(tool, { subject: 'Hi', body: 'text', ...args }, config);
   assert.ok(checked.ok, checked.ok ? '' : checked.message);
   return checked.args;
 };
-const refused = (args: Record<string, unknown>): string => {
-  const checked = validateArguments(tool, { subject: 'Hi', body: 'text', ...args });
+const refused = (
+  args: Record<string, unknown>,
+  config: Record<string, unknown> = CONFIG,
+): string => {
+  const checked = validateArguments(tool, { subject: 'Hi', body: 'text', ...args }, config);
   assert.equal(checked.ok, false);
   return checked.ok ? '' : checked.message;
 };
@@ -43,6 +51,20 @@ describe('send_notification normal form', () => {
     );
     assert.match(refused({ recipient: 'a@example.com\nb@evil.com' }), /control character/);
     assert.match(refused({ recipient: 'alerts general', method: 'slack' }), /several targets/);
+  });
+
+  it('refuses a channel or method the config does not set up, before anyone is asked', () => {
+    // QA: an unknown Slack channel waited for a human, then failed once approved.
+    assert.match(
+      refused({ recipient: 'random', method: 'slack' }),
+      /unknown Slack channel 'random'.*'Alerts'/,
+    );
+    assert.match(
+      refused({ recipient: 'ops', method: 'discord' }),
+      /no Discord channels are configured/,
+    );
+    assert.match(refused({ recipient: 'a@example.com' }, {}), /method email is not configured/);
+    assert.equal(normal({ recipient: '#ALERTS', method: 'slack' })['recipient'], 'alerts');
   });
 
   it('lets no spelling dodge a deny rule, and no allow rule reach a second target', () => {

@@ -1,6 +1,7 @@
 import { stripInvisible } from '../../approval/policy.ts';
 import { ToolError } from '../../protocol/errors.ts';
-import { readDefaultMethod } from './config.ts';
+import { readDefaultMethod, readEmailConfig, readWebhookConfig } from './config.ts';
+import { resolveChannel } from './post-webhook.ts';
 import { METHODS, type SendNotificationArgs } from './types.ts';
 
 // C0 and C1 controls; a line break or tab is allowed in a body only.
@@ -19,7 +20,8 @@ const SEVERAL = /[,;<>()\s"]/u;
  * be dodged by case), a channel name without `#` and lower-cased; subject trimmed, NFC, invisible
  * characters removed; body NFC with control characters other than line breaks and tabs removed.
  * A recipient with a control character, or holding several targets (a list, a display name), is
- * refused: one notification per recipient.
+ * refused: one notification per recipient. So is a method the config does not set up (email
+ * without host and from) or a Slack or Discord channel it does not name.
  * @param args the validated arguments.
  * @param config the pack's config.
  * @throws ToolError INVALID_PARAMS saying what to change.
@@ -53,6 +55,19 @@ export function normalizeNotification(
   if (method === 'email') recipient = recipient.toLowerCase();
   if (method === 'slack' || method === 'discord')
     recipient = recipient.replace(/^#+/, '').toLowerCase();
+  // A method or channel the config does not have fails here, before a human is asked to approve
+  // a call that could only fail.
+  if (method === 'slack' || method === 'discord') {
+    const service = method === 'slack' ? 'Slack' : 'Discord';
+    resolveChannel(service, method, readWebhookConfig(config, method).channels, recipient);
+  }
+  if (method === 'email') {
+    try {
+      readEmailConfig(config);
+    } catch (error) {
+      throw new ToolError('INVALID_PARAMS', (error as Error).message);
+    }
+  }
   const subject = stripInvisible(args.subject.normalize('NFC')).trim();
   const body = args.body.normalize('NFC').replace(BODY_CONTROL, '');
   return { ...args, method, recipient, subject, body };
