@@ -150,7 +150,7 @@ function program(): Command {
     .option('--always', 'approve, and let this tool run from now on without asking')
     .option(
       '--scope <rule>',
-      'with --always: only calls matching this rule, e.g. "write_file(path:Notes/*)"',
+      'like --always (which it implies), for calls matching this rule only, e.g. "write_file(path:Notes/*)"',
     )
     .action(async (target: string, opts: DecideOptions) => {
       process.exitCode = await runDecision('approve', target, opts);
