@@ -4,7 +4,7 @@ import { ConfigError } from '../config/index.ts';
 import { runCheck } from './commands/check.ts';
 import { runInit } from './commands/init.ts';
 import { runDaemonCommand } from './commands/run.ts';
-import { runStatus } from './commands/status.ts';
+import { parseDays, runStatus } from './commands/status.ts';
 import { runTools } from './commands/tools.ts';
 import { runGrants, runRevoke } from './commands/grants.ts';
 import { runApprovals, runDecision, type DecideOptions } from './commands/decide.ts';
@@ -104,8 +104,8 @@ function program(): Command {
   common(cli.command('status'))
     .description('notes per folder, pending approvals and per-tool figures from the log')
     .option('--json', 'print as JSON')
-    .option('--days <n>', 'days of execution log to read', '7')
-    .action(async (opts: CommonOptions & { json?: boolean; days: string }) => {
+    .option('--days <n>', 'days of execution log to read, 1 to 36500', parseDays, 7)
+    .action(async (opts: CommonOptions & { json?: boolean; days: number }) => {
       process.exitCode = await runStatus(opts);
     });
 
@@ -150,7 +150,7 @@ function program(): Command {
     .option('--always', 'approve, and let this tool run from now on without asking')
     .option(
       '--scope <rule>',
-      'with --always: only calls matching this rule, e.g. "write_file(path:Notes/*)"',
+      'like --always (which it implies), for calls matching this rule only, e.g. "write_file(path:Notes/*)"',
     )
     .action(async (target: string, opts: DecideOptions) => {
       process.exitCode = await runDecision('approve', target, opts);

@@ -175,6 +175,7 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
       },
       { logger },
     );
+    const token = apiToken(config.http.api_token_env);
     try {
       server = await startHttpServer({
         host: config.http.host,
@@ -185,7 +186,7 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
         allowedHosts: config.http.allowed_hosts,
         allowedOrigins: config.http.allowed_origins,
         maxConnections: config.http.max_connections,
-        ...apiToken(config.http.api_token_env),
+        ...(token === undefined ? {} : { apiToken: token }),
         ...(options.approvals === undefined ? {} : { approvals: options.approvals }),
         health: () => {
           const conditions = options.conditions?.() ?? [];
@@ -206,7 +207,10 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
       metrics.close();
       throw error;
     }
-    logger.info({ url: server.url }, 'HTTP listener: /health /metrics /events');
+    const paths = ['/health', '/metrics', '/events'];
+    // The approvals API exists only with a token (see serveApprovals).
+    if (token !== undefined && options.approvals !== undefined) paths.push('/approvals');
+    logger.info({ url: server.url }, `HTTP listener: ${paths.join(' ')}`);
   }
 
   return {
@@ -222,7 +226,7 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
   };
 }
 
-function apiToken(name: string): { apiToken: string } | Record<string, never> {
+function apiToken(name: string): string | undefined {
   const token = process.env[name];
-  return token === undefined || token === '' ? {} : { apiToken: token };
+  return token === undefined || token === '' ? undefined : token;
 }

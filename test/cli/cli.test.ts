@@ -212,6 +212,21 @@ describe('vaultd CLI as a child process', () => {
     assert.match(status.stdout, /search_web +1 +0 +1/);
   });
 
+  it('status refuses a --days that is not a whole number from 1 to 36500, exit 2', async () => {
+    for (const days of ['abc', '0', '-3', '1.5', '36501']) {
+      const res = await runCli(['status', '--config', vault.configPath, `--days=${days}`]);
+      assert.equal(res.code, 2, `--days ${days}: ${res.stdout}`);
+      assert.equal(res.stdout, '');
+      assert.match(
+        res.stderr,
+        new RegExp(`'${days}' is invalid\\. expected a whole number of days from 1 to 36500`),
+      );
+    }
+    const three = await runCli(['status', '--config', vault.configPath, '--days', '3']);
+    assert.equal(three.code, 0, three.stderr);
+    assert.match(three.stdout, /^tools, last 3 day\(s\):$/m);
+  });
+
   it('once moves a note whose file name is not UTF-8 to Failed/, unchanged, and says why', async () => {
     // Node.js lists such a name with replacement characters, a name no file has: the note sat in
     // the inbox, never run and never told why.

@@ -150,4 +150,29 @@ describe('vaultd approve|reject NOTE with calls already decided', { timeout: 120
     assert.match(approved.stderr, /does not name side_effect/);
     assert.deepEqual(await waitingDecisions(), []);
   });
+
+  it('--scope without --always approves and stores the scoped grant, as the HTTP API does', async () => {
+    const approved = await runCli([
+      'approve',
+      pendingNote(),
+      '--call',
+      'x1',
+      '--scope',
+      'danger_zone(target:o*)',
+    ]);
+    assert.equal(approved.code, 0, approved.stdout + approved.stderr);
+    assert.match(approved.stdout, /^approved: apr_\w+ \(danger_zone · x1 in /m);
+    const second = await once();
+    assert.equal(second.code, 0, second.stdout + second.stderr);
+    const grants = JSON.parse(
+      await readFile(join(vault.root, '.vaultd', 'grants.json'), 'utf8'),
+    ) as {
+      grants: { rule: string; channel: string }[];
+    };
+    assert.deepEqual(
+      grants.grants.map((g) => [g.rule, g.channel]),
+      [['danger_zone(target:o*)', 'cli']],
+    );
+    assert.deepEqual(await readLines(dangerLog), ['one']);
+  });
 });

@@ -22,6 +22,17 @@ import { waitFor } from '../helpers/wait-for.ts';
 import { readLines, waitInFolder, waitPending } from '../e2e/helpers.ts';
 
 const TOKEN = 'api-token-for-tests-0123456789';
+
+/** The paths the daemon's start-up line says its HTTP listener serves. */
+function listedPaths(output: string): string | undefined {
+  for (const line of output.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    const msg = (JSON.parse(line) as { msg?: unknown }).msg;
+    if (typeof msg === 'string' && msg.startsWith('HTTP listener: '))
+      return msg.slice('HTTP listener: '.length);
+  }
+  return undefined;
+}
 const PLUGIN = join(ROOT, 'test/fixtures/plugins/test-tools.ts');
 
 /** A raw HTTP/1.1 request, to send the Host and Origin headers a browser would. */
@@ -80,6 +91,10 @@ describe('HTTP listener and approvals API', { timeout: 120_000 }, () => {
   after(async () => {
     await daemon.stop();
     await vault.cleanup();
+  });
+
+  it('says at start-up that it serves /approvals besides /health, /metrics and /events', () => {
+    assert.equal(listedPaths(daemon.output()), '/health /metrics /events /approvals');
   });
 
   it('answers loopback names only: a rebound name gets 421 and nothing else', async () => {
@@ -280,6 +295,7 @@ describe('HTTP approvals API without a token', { timeout: 60_000 }, () => {
     const daemon = startCli(['run', '--config', vault.configPath], { VAULTD_API_TOKEN: '' });
     try {
       await daemon.ready();
+      assert.equal(listedPaths(daemon.output()), '/health /metrics /events');
       const res = await raw(port, '/approvals', {
         host: `127.0.0.1:${port}`,
         authorization: 'Bearer anything',

@@ -25,7 +25,7 @@ export interface DecideOptions extends CommonOptions {
   readonly reason?: string;
   /** Approve and grant the tool from now on (`approve` only). */
   readonly always?: boolean;
-  /** The grant's rule when `always` should not cover the whole tool, e.g. `write_file(path:Notes/*)`. */
+  /** The grant's rule when it should not cover the whole tool, e.g. `write_file(path:Notes/*)`; implies `always`. */
   readonly scope?: string;
 }
 

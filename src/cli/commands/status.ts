@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from 'commander';
 import { join } from 'node:path';
 import { readExecutionLog } from '../../observe/execution-log.ts';
 import { readJobRecords } from '../../tools/shell/jobs.ts';
@@ -17,6 +18,22 @@ export interface ToolFigures {
   rejected: number;
   p50_ms: number;
   p95_ms: number;
+}
+
+/** Most days `--days` takes: a century of logs, well inside the dates a `Date` can hold. */
+const MAX_DAYS = 36_500;
+
+/**
+ * Parse the value of `vaultd status --days`: a whole number of days from 1 to 36500.
+ * @param value the option's text.
+ * @returns the number of days.
+ * @throws InvalidArgumentError for any other value (commander reports it; exit 2).
+ */
+export function parseDays(value: string): number {
+  const days = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!(days >= 1 && days <= MAX_DAYS))
+    throw new InvalidArgumentError(`expected a whole number of days from 1 to ${MAX_DAYS}.`);
+  return days;
 }
 
 function percentile(sorted: readonly number[], p: number): number {
@@ -67,7 +84,7 @@ function describeDaemon(d: DaemonState): string {
  * @param options common options, `--json`, `--days`.
  */
 export async function runStatus(
-  options: CommonOptions & { json?: boolean; days: string },
+  options: CommonOptions & { json?: boolean; days: number },
 ): Promise<number> {
   const { config } = await loadSetup(options);
   const layout = resolveLayout(config);
@@ -95,7 +112,7 @@ export async function runStatus(
     calls: p.calls.map((c) => ({ ...c, requested_at: c.requested_at ?? '?' })),
   }));
 
-  const days = Math.max(1, Number.parseInt(options.days, 10) || 7);
+  const days = options.days;
   const since = new Date(Date.now() - days * 86_400_000);
   const times = new Map<string, number[]>();
   const figures: Record<string, ToolFigures> = {};

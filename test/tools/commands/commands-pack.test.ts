@@ -1,7 +1,8 @@
 // Command tools from config, end to end from notes: an argv filled from validated parameters
 // (never a shell, never split), in the vault, optionally in the bubblewrap sandbox.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { readFile, writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { fillArgv } from '../../../src/tools/commands/argv.ts';
@@ -11,6 +12,7 @@ import {
   makeVault,
   note,
   resultsOf,
+  ROOT,
   type DaemonProcess,
   type TempVault,
 } from '../../helpers/vault.ts';
@@ -26,6 +28,17 @@ describe('command argv templates', () => {
       ['deploy', '--env=prod; rm -rf /', 'a b', '-x'],
     );
     assert.throws(() => fillArgv(['--to={who}'], {}), /parameter 'who' is needed/);
+  });
+
+  it("docs/tools/commands.md's example pattern keeps option-like targets out", () => {
+    const doc = readFileSync(join(ROOT, 'docs/tools/commands.md'), 'utf8');
+    const pattern = /targets: \{ type: array, items: \{ type: string, pattern: '([^']+)' \}/.exec(
+      doc,
+    )?.[1];
+    assert.ok(pattern, 'the example declares a pattern for targets');
+    const re = new RegExp(pattern, 'u');
+    for (const value of ['-rf', '-', '--force', '']) assert.equal(re.test(value), false, value);
+    for (const value of ['web', 'web-1', 'api2']) assert.equal(re.test(value), true, value);
   });
 
   it('refuses a command whose argv names an undeclared parameter', () => {
