@@ -97,6 +97,8 @@ export class ApprovalRequests {
   readonly #journal: Journal<Line>;
   readonly #byId = new Map<string, ApprovalRequest>();
   readonly #damage: JournalDamage | null;
+  /** Ids of the requests in state `pending`, kept with every line applied. */
+  readonly #pending = new Set<string>();
   #version = 0;
 
   private constructor(journal: Journal<Line>, damage: JournalDamage | null) {
@@ -113,6 +115,8 @@ export class ApprovalRequests {
     const opened = await Journal.open(join(stateDir, REQUESTS_FILE), parseLine);
     const store = new ApprovalRequests(opened.journal, opened.damage);
     for (const line of opened.lines) applyLine(store.#byId, line);
+    for (const request of store.#byId.values())
+      if (request.state === 'pending') store.#pending.add(request.id);
     if (opened.lines.length > store.#byId.size * 3 + 1000) await store.compact();
     return store;
   }
@@ -120,6 +124,11 @@ export class ApprovalRequests {
   /** What was wrong with the file at open, or null. A damaged file only makes vaultd ask again. */
   get damage(): JournalDamage | null {
     return this.#damage;
+  }
+
+  /** How many requests are pending (expired ones count until they are marked so). */
+  get pendingCount(): number {
+    return this.#pending.size;
   }
 
   /** Changes with every request made, decided, moved or expired (for caches of what was seen). */
@@ -266,6 +275,8 @@ export class ApprovalRequests {
     // fsynced: a decision or a consumption lost in a power cut could let one decision act twice.
     await this.#journal.append(line, true);
     applyLine(this.#byId, line);
+    if (this.#byId.get(line.id)?.state === 'pending') this.#pending.add(line.id);
+    else this.#pending.delete(line.id);
     this.#version++;
   }
 }

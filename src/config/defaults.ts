@@ -36,6 +36,7 @@ export const CONFIG_DEFAULTS: Omit<Config, 'vault'> = Object.freeze({
     expire_after_ms: 7 * 86_400_000,
     check_cron: '0 * * * * *',
     vault_decisions: true,
+    max_pending: 20_000,
   }),
   ledger: Object.freeze({
     replay_window: '10m',

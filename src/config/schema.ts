@@ -55,6 +55,7 @@ export const CONFIG_SCHEMA: JsonSchema = section({
     expire_after: { type: 'string', pattern: DURATION_PATTERN },
     check_cron: cronExpression,
     vault_decisions: { type: 'boolean' },
+    max_pending: { type: 'integer', minimum: 1, maximum: 10_000_000 },
   }),
   ledger: section({
     replay_window: { type: 'string', pattern: DURATION_PATTERN },

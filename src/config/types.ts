@@ -63,6 +63,11 @@ export interface Config {
      * whole vault; then only `vaultd approve|reject` and the HTTP API decide.
      */
     readonly vault_decisions: boolean;
+    /**
+     * The most calls waiting for a human at once, over all notes: a call past it gets
+     * `RATE_LIMITED` instead of a request (each waiting request is kept in memory).
+     */
+    readonly max_pending: number;
   };
   /** How long the ledger remembers calls with side effects, to never run one twice. */
   readonly ledger: {

@@ -500,6 +500,22 @@ async function waitFor(
   existing?: ApprovalRequest,
   shown?: Record<string, unknown>,
 ): Promise<AskOutcome> {
+  const cap = ctx.config.approval.max_pending;
+  if (existing === undefined && (ctx.gate.requests?.pendingCount ?? 0) >= cap) {
+    // Each waiting request is kept in memory (and its note re-read when it changes): an agent
+    // writing notes of thousands of dangerous calls must not grow them without end.
+    return {
+      kind: 'result',
+      result: makePipelineResult({
+        id: ask.found.id,
+        name: ask.found.name,
+        status: 'error',
+        code: 'RATE_LIMITED',
+        message: `${cap} calls already wait for a human's decision (config approval.max_pending), so this one was not put before a human and did not run. Move the note back to the inbox, or write the call again, once some were decided`,
+        safety: ask.effects.safety,
+      }),
+    };
+  }
   // A call that already waits keeps the preview the human was shown; a new request gets one.
   const preview =
     existing === undefined ? await makePreview(ctx, ask.tool, ask.gateCall.arguments) : undefined;

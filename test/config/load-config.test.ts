@@ -87,6 +87,7 @@ describe('loadConfig defaults', () => {
           expire_after_ms: 604800000,
           check_cron: '0 * * * * *',
           vault_decisions: true,
+          max_pending: 20_000,
         },
         ledger: {
           replay_window: '10m',
