@@ -102,7 +102,7 @@ async function lookAtRead(
   } else {
     // A decision folder: only notes with a decision to apply are vaultd's business now (this look
     // takes no share of the budget: notes waiting for a human are looked at at every reconcile).
-    const look = await decisionToApply(ctx, read.text, kind);
+    const look = await decisionToApply(ctx, read.text, kind, path);
     if (!look.apply) {
       if (kind === 'pending') rememberQuiet(ctx, path, read, look.until);
       return;
@@ -161,11 +161,13 @@ async function decisionToApply(
   ctx: PipelineContext,
   text: string,
   kind: 'pending' | 'approved' | 'rejected',
+  path: string,
 ): Promise<{ apply: boolean; until: number }> {
   const no = { apply: false, until: Number.POSITIVE_INFINITY };
   const section = await ctx.notes.approval(text);
   if (!section.found) return no;
   if (kind !== 'pending') return { apply: true, until: 0 };
+  if (hasNewProblems(ctx, path, section)) return { apply: true, until: 0 };
   const requests = ctx.gate.requests;
   const now = Date.now();
   for (const decision of section.decisions.values()) {
@@ -180,6 +182,39 @@ async function decisionToApply(
     if (expires < no.until) no.until = expires;
   }
   return no;
+}
+
+/** Most pending notes whose section problems are remembered; past it the memory starts again. */
+const MAX_PROBLEM_NOTES = 10_000;
+const answeredProblems = new Map<string, string>();
+
+/**
+ * Whether the Approval section of a pending note edited in place has problems vaultd has not
+ * answered in the note yet (both approve and reject ticked, a changed block…): the note is then
+ * worked on, which writes the problems under the calls (QA: both boxes ticked in place got no word
+ * at all, only when the note was moved). Each set of problems is answered once per note, so a
+ * problem the rewrite cannot clear never makes vaultd rewrite the note again and again.
+ * @param path the note's absolute path.
+ * @param section its Approval section as read.
+ */
+function hasNewProblems(
+  ctx: PipelineContext,
+  path: string,
+  section: Awaited<ReturnType<PipelineContext['notes']['approval']>>,
+): boolean {
+  const problems: string[] = [...section.problems];
+  for (const decision of section.decisions.values())
+    for (const problem of decision.problems) problems.push(`${decision.id}: ${problem}`);
+  const key = `${ctx.layout.root}\0${path}`;
+  if (problems.length === 0) {
+    answeredProblems.delete(key);
+    return false;
+  }
+  const signature = problems.join('\n');
+  if (answeredProblems.get(key) === signature) return false;
+  if (answeredProblems.size >= MAX_PROBLEM_NOTES) answeredProblems.clear();
+  answeredProblems.set(key, signature);
+  return true;
 }
 
 /** Most pending notes remembered as quiet; past it the memory starts again empty. */

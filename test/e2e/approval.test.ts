@@ -183,6 +183,30 @@ describe('e2e: human approval through the daemon (issue 5)', { timeout: 120_000 
     assert.ok(!(await readLines(dangerLog)).includes('pc-no'));
   });
 
+  it('answers both boxes of one call ticked in place in the note, once, and runs nothing', async () => {
+    // QA replay: approve and reject both ticked in place got no word, in the note or the log,
+    // until the note was moved.
+    await vault.drop(
+      'both.md',
+      note('Both', callBlock('danger_zone', { target: 'both' }, 'both-1')),
+    );
+    await waitPending(vault, 'both.md');
+    await editInPlace(pendingPath('both.md'), (t) =>
+      tickBox(tickBox(t, 'both-1', 'approve'), 'both-1', 'reject'),
+    );
+    const told = await waitFor(async () => {
+      const text = await readFile(pendingPath('both.md'), 'utf8').catch(() => '');
+      return text.includes('both approve and reject are ticked; untick one') ? text : undefined;
+    });
+    assert.deepEqual(pendingIds(told), ['both-1']);
+    assert.deepEqual(resultsOf(told), []);
+    assert.ok(!(await readLines(dangerLog)).includes('both'));
+    // Then one box decides as usual.
+    await editInPlace(pendingPath('both.md'), (t) => tickBox(t, 'both-1', 'approve'));
+    const done = await waitInFolder(vault, 'both.md', 'Done');
+    assert.equal(resultsOf(done)[0]?.status, 'success');
+  });
+
   it('keeps a human edit of a waiting call when another call of the note is decided', async () => {
     await vault.drop(
       'keep-edit.md',
@@ -526,6 +550,7 @@ describe('e2e: human approval through the daemon (issue 5)', { timeout: 120_000 
     const lines = await readLines(dangerLog);
     assert.deepEqual(lines.toSorted(), [
       'after-restart',
+      'both',
       'cli-yes',
       'ke-edited',
       'mv-a-zone',
