@@ -363,6 +363,32 @@ async function decideAsking(
         // Parameters a human edited stay edited while the call waits (another call was decided).
         return waitFor(ctx, work, ask, vault.problems, current, decision?.arguments ?? undefined);
       }
+      const editedHere = vault.decision.arguments;
+      if (
+        vault.decision.kind !== 'reject' &&
+        editedHere !== null &&
+        hashArguments(editedHere) !== hashArguments(current.arguments)
+      ) {
+        // An edit in the note that is not valid keeps the call waiting, with the edit and why, as
+        // unreadable JSON there does (it failed the call, the agent's work lost to a typo).
+        const checked = ctx.executor.check({
+          id: found.id,
+          name: found.name,
+          arguments: editedHere,
+        });
+        if (!checked.ok) {
+          return waitFor(
+            ctx,
+            work,
+            ask,
+            [
+              `the parameters you edited are not valid (${checked.error.message}); correct them and tick approve again, or reject the call`,
+            ],
+            current,
+            editedHere,
+          );
+        }
+      }
       const recorded = await ctx.gate.decide(current.id, vault.decision);
       if (!recorded.ok)
         return reject(`${recorded.problem}; write the call again if it is still needed`);

@@ -207,6 +207,36 @@ describe('e2e: human approval through the daemon (issue 5)', { timeout: 120_000 
     assert.equal(resultsOf(done)[0]?.status, 'success');
   });
 
+  it('keeps a call waiting, with the edit and why, when a human approves parameters that are not valid', async () => {
+    // QA: an invalid edit failed the call at once (the note to Failed/), while unreadable JSON in
+    // the same place kept it waiting.
+    await vault.drop('typo.md', note('Typo', callBlock('danger_zone', { target: 'typo' }, 'ty-1')));
+    await waitPending(vault, 'typo.md');
+    await editInPlace(pendingPath('typo.md'), (t) =>
+      tickBox(
+        editParameters(t, 'ty-1', (p) => ({ ...p, target: '' })),
+        'ty-1',
+        'approve',
+      ),
+    );
+    const told = await waitFor(async () => {
+      const text = await readFile(pendingPath('typo.md'), 'utf8').catch(() => '');
+      return text.includes('the parameters you edited are not valid') ? text : undefined;
+    });
+    assert.deepEqual(pendingIds(told), ['ty-1']);
+    assert.deepEqual(resultsOf(told), []);
+    assert.match(told, /"target": ""/, 'the edit is kept for the human to correct');
+    await editInPlace(pendingPath('typo.md'), (t) =>
+      tickBox(
+        editParameters(t, 'ty-1', (p) => ({ ...p, target: 'ty-fixed' })),
+        'ty-1',
+        'approve',
+      ),
+    );
+    const [result] = resultsOf(await waitInFolder(vault, 'typo.md', 'Done'));
+    assert.equal(result?.metadata['approved_by'], 'human-modified');
+  });
+
   it('keeps a human edit of a waiting call when another call of the note is decided', async () => {
     await vault.drop(
       'keep-edit.md',
@@ -298,7 +328,7 @@ describe('e2e: human approval through the daemon (issue 5)', { timeout: 120_000 
     assert.equal(line.parameters['subject'], 'edited');
   });
 
-  it('validates edited parameters again: an invalid edit does not run', async () => {
+  it('validates edited parameters again: an invalid edit does not run, the call waits', async () => {
     await vault.drop(
       'bad-edit.md',
       note('Bad edit', callBlock('send_notification', mail('x@example.com', 'bad'), 'bad-1')),
@@ -311,10 +341,14 @@ describe('e2e: human approval through the daemon (issue 5)', { timeout: 120_000 
         'approve',
       ),
     );
-    const end = await waitInFolder(vault, 'bad-edit.md', 'Failed');
-    const [result] = resultsOf(end);
-    assert.equal(result?.status, 'error');
-    assert.equal(result?.error?.code, 'INVALID_PARAMS');
+    const told = await waitFor(async () => {
+      const text = await readFile(pendingPath('bad-edit.md'), 'utf8').catch(() => '');
+      return text.includes('the parameters you edited are not valid') ? text : undefined;
+    });
+    assert.deepEqual(resultsOf(told), []);
+    await editInPlace(pendingPath('bad-edit.md'), (t) => tickBox(t, 'bad-1', 'reject'));
+    const [result] = resultsOf(await waitInFolder(vault, 'bad-edit.md', 'Rejected'));
+    assert.equal(result?.status, 'rejected');
     assert.equal(sentTo('x@example.com'), 0);
     assert.equal(
       smtp.received.filter((m) => m.to.some((t) => t.includes('not an address'))).length,
@@ -556,6 +590,7 @@ describe('e2e: human approval through the daemon (issue 5)', { timeout: 120_000 
       'mv-a-zone',
       'oe-yes',
       'pc-yes',
+      'ty-fixed',
     ]);
   });
 });
