@@ -176,6 +176,19 @@ describe('vaultd CLI as a child process', () => {
     assert.match(res.stderr, /timeout_ms/);
   });
 
+  it("refuses a bad VAULTD_LOG_LEVEL with exit 2, as the variable's problem, not the config's", async () => {
+    const res = await runCli(['status', '--config', vault.configPath], {
+      VAULTD_LOG_LEVEL: 'loud',
+    });
+    assert.equal(res.code, 2);
+    assert.equal(res.stderr.trimEnd().split('\n').length, 1, res.stderr);
+    assert.match(
+      res.stderr,
+      /^vaultd: environment variable VAULTD_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent \(got 'loud'\)/,
+    );
+    assert.doesNotMatch(res.stderr, /invalid config/);
+  });
+
   it('substitutes ${ENV} in the config and reports a missing variable by key', async () => {
     const path = join(vault.root, 'env.yaml');
     await writeFile(

@@ -46,6 +46,16 @@ async function problemsOf(
   assert.fail('expected a ConfigError');
 }
 
+async function errorOf(text: string, env: NodeJS.ProcessEnv = {}): Promise<ConfigError> {
+  try {
+    await load(text, env);
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, `expected ConfigError, got ${String(error)}`);
+    return error;
+  }
+  assert.fail('expected a ConfigError');
+}
+
 describe('loadConfig defaults', () => {
   it('fills every default when the file only names the vault', async () => {
     const config = await load('');
@@ -512,10 +522,27 @@ describe('VAULTD_LOG_LEVEL', () => {
     assert.equal((await load('')).log.level, 'info');
   });
 
-  it('an invalid level is a config problem quoting the value', async () => {
+  it("an invalid level is the variable's problem, not the file's: named, quoted, levels listed", async () => {
     const problems = await problemsOf('', { VAULTD_LOG_LEVEL: 'loud' });
     assert.equal(problems.length, 1);
     assert.match(problems[0] as string, /VAULTD_LOG_LEVEL must be one of .* \(got 'loud'\)/);
+    const error = await errorOf('', { VAULTD_LOG_LEVEL: 'loud' });
+    assert.deepEqual(error.environmentProblems, problems);
+    assert.doesNotMatch(error.message, /invalid config/);
+    assert.match(
+      error.message,
+      /^environment variable VAULTD_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent \(got 'loud'\)/,
+    );
+  });
+
+  it("with a bad file too, the file's problems and the variable's are reported apart", async () => {
+    const error = await errorOf('log: {level: loud}', { VAULTD_LOG_LEVEL: 'loud' });
+    assert.equal(error.problems.length, 2);
+    assert.equal(error.environmentProblems.length, 1);
+    assert.match(
+      error.message,
+      /^invalid config in .*:\n {2}- config key 'log\.level' .*\ninvalid environment:\n {2}- environment variable VAULTD_LOG_LEVEL /,
+    );
   });
 });
 
