@@ -5,6 +5,8 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { ConfigError, loadConfig, sampleConfigText, type Config } from '../../src/config/index.ts';
+import { mcpConfigSchema } from '../../src/tools/mcp/config.ts';
+import { searchWebConfigSchema } from '../../src/tools/search-web/config.ts';
 
 let dir: string;
 before(async () => {
@@ -487,6 +489,34 @@ describe('loadConfig tool sections', () => {
     assert.deepEqual(config.tools['search_web'], { port: 8888, provider: 'default' });
     const bare = await load('', {}, { toolSchemas });
     assert.deepEqual(bare.tools['search_web'], { provider: 'default' });
+  });
+
+  it('a conditional requirement names the missing key and its condition, not the if/then wrapper', async () => {
+    const problems = await problemsOf(
+      'tools: {search_web: {provider: searxng}}',
+      {},
+      { toolSchemas: { search_web: searchWebConfigSchema } },
+    );
+    assert.deepEqual(problems, [
+      "config key 'tools.search_web' is missing the required key 'url' (needed when 'tools.search_web.provider' is 'searxng')",
+    ]);
+  });
+
+  it('alternatives that each require one key are said once: one of them, and only one', async () => {
+    const toolSchemas = { mcp: mcpConfigSchema };
+    assert.deepEqual(await problemsOf('tools: {mcp: {servers: {foo: {}}}}', {}, { toolSchemas }), [
+      "config key 'tools.mcp.servers.foo' needs one of the keys 'command', 'url'",
+    ]);
+    assert.deepEqual(
+      await problemsOf(
+        'tools: {mcp: {servers: {foo: {command: x, url: "http://a"}}}}',
+        {},
+        { toolSchemas },
+      ),
+      [
+        "config key 'tools.mcp.servers.foo' must have only one of the keys 'command', 'url', not several",
+      ],
+    );
   });
 
   it('leaves sections of tools without a schema unchecked', async () => {
