@@ -148,6 +148,28 @@ describe('vaultd CLI as a child process', () => {
     assert.equal(badFormat.code, 2);
   });
 
+  it("tools and check warn (exit 0) when a keyed search provider's API key variable is not set", async () => {
+    const path = join(vault.root, 'brave.yaml');
+    await writeFile(
+      path,
+      'vault: .\ntools:\n  search_web:\n    provider: brave\n    api_key_env: VAULTD_TEST_UNSET_KEY\n',
+    );
+    const env = { VAULTD_TEST_UNSET_KEY: '' };
+    const tools = await runCli(['tools', '--config', path], env);
+    assert.equal(tools.code, 0, tools.stderr);
+    assert.match(
+      tools.stderr,
+      /^vaultd: warning: search_web: provider 'brave' reads its API key from the environment variable VAULTD_TEST_UNSET_KEY \(named by tools\.search_web\.api_key_env\)/,
+    );
+    const file = join(vault.root, 'key.md');
+    await writeFile(file, note('Key', callBlock('search_web', { query: 'x' })));
+    const check = await runCli(['check', '--config', path, file], env);
+    assert.equal(check.code, 0, check.stdout + check.stderr);
+    assert.match(check.stdout, /key\.md:1:1: warning CONFIG search_web: .*VAULTD_TEST_UNSET_KEY/);
+    const set = await runCli(['tools', '--config', path], { VAULTD_TEST_UNSET_KEY: 'a-key' });
+    assert.equal(set.stderr, '');
+  });
+
   it('ends quietly with exit 0 when the reader of its output goes away (vaultd tools | head -1)', async () => {
     for (const args of [['tools'], ['tools', '--json']]) {
       const child = spawn(process.execPath, [BIN, ...args], {

@@ -342,6 +342,18 @@ export async function runCheck(
             },
           };
           sessions.set(key, entry);
+          // What the daemon would warn about at start with this config, told once, at the
+          // first note checked against it.
+          for (const message of session.warnings) {
+            findings.push({
+              file,
+              line: 1,
+              column: 1,
+              severity: 'warning',
+              code: 'CONFIG',
+              message,
+            });
+          }
         }
         context = entry.context;
       } else {
