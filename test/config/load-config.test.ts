@@ -1,10 +1,19 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
-import { ConfigError, loadConfig, sampleConfigText, type Config } from '../../src/config/index.ts';
+import {
+  CONFIG_DEFAULTS,
+  CONFIG_SCHEMA,
+  ConfigError,
+  loadConfig,
+  sampleConfigText,
+  type Config,
+} from '../../src/config/index.ts';
+import type { JsonSchema } from '../../src/protocol/types.ts';
 import { mcpConfigSchema } from '../../src/tools/mcp/config.ts';
 import { searchWebConfigSchema } from '../../src/tools/search-web/config.ts';
 
@@ -531,6 +540,28 @@ describe('shipped config', () => {
     const config = loadConfig({ file, env: {} });
     assert.equal(config.vault, resolve(import.meta.dirname, '../../vault-example'));
     assert.equal(config.tools['send_notification']?.['default_method'], 'outbox');
+  });
+
+  it('config/vaultd.yaml names every key of the schema, set or commented, and its values are the defaults', () => {
+    const text = readFileSync(resolve(import.meta.dirname, '../../config/vaultd.yaml'), 'utf8');
+    const missing: string[] = [];
+    const walk = (schema: JsonSchema, path: string[]): void => {
+      const properties = (schema['properties'] ?? {}) as Record<string, JsonSchema>;
+      for (const [key, child] of Object.entries(properties)) {
+        if (path.length === 0 && key === 'tools') continue;
+        // Written under its section, as a key of its own, set or commented out.
+        const indent = '  '.repeat(path.length);
+        if (!new RegExp(`^${indent}(# )?${key}:`, 'm').test(text))
+          missing.push([...path, key].join('.'));
+        if (child['properties'] !== undefined) walk(child, [...path, key]);
+      }
+    };
+    walk(CONFIG_SCHEMA, []);
+    assert.deepEqual(missing, []);
+    const config = loadConfig({ file: resolve(import.meta.dirname, '../../config/vaultd.yaml') });
+    const { vault: _vault, tools: _tools, ...rest } = config;
+    const { tools: _defaultTools, ...defaults } = CONFIG_DEFAULTS;
+    assert.deepEqual(rest, defaults);
   });
 
   it('sampleConfigText is the same commented text with the vault line replaced', async () => {
