@@ -247,6 +247,42 @@ describe('vaultd CLI as a child process', () => {
     assert.match(status.stdout, /search_web +1 +0 +1/);
   });
 
+  it('status labels a block with no readable tool name and names that are no tool, not as tools', async () => {
+    const own = await makeVault();
+    try {
+      await own.drop(
+        'mixed.md',
+        note(
+          'M',
+          '```json\n{"tool_call": oops}\n```',
+          callBlock('order_pizza', {}),
+          callBlock('search_web', { query: 5 }),
+        ),
+      );
+      const once = await runCli(['once', '--config', own.configPath, '--no-progress']);
+      assert.equal(once.code, 0, once.stderr);
+      const status = await runCli(['status', '--config', own.configPath]);
+      assert.equal(status.code, 0, status.stderr);
+      assert.match(status.stdout, /calls per tool name in the execution log, last 7 day\(s\):/);
+      assert.match(status.stdout, /^ {2}\(no tool name\) +1 +0 +1 /m);
+      assert.match(status.stdout, /^ {2}order_pizza \(no such tool\) +1 +0 +1 /m);
+      assert.match(status.stdout, /^ {2}search_web +1 +0 +1 /m);
+      assert.doesNotMatch(status.stdout, /^ {2}unknown /m);
+      const json = JSON.parse(
+        (await runCli(['status', '--config', own.configPath, '--json'])).stdout,
+      ) as { tools: Record<string, { calls: number; no_such_tool?: true }> };
+      assert.deepEqual(Object.keys(json.tools).sort(), [
+        '(no tool name)',
+        'order_pizza',
+        'search_web',
+      ]);
+      assert.equal(json.tools['order_pizza']?.no_such_tool, true);
+      assert.equal(json.tools['search_web']?.no_such_tool, undefined);
+    } finally {
+      await own.cleanup();
+    }
+  });
+
   it('status refuses a --days that is not a whole number from 1 to 36500, exit 2', async () => {
     for (const days of ['abc', '0', '-3', '1.5', '36501']) {
       const res = await runCli(['status', '--config', vault.configPath, `--days=${days}`]);
@@ -259,7 +295,7 @@ describe('vaultd CLI as a child process', () => {
     }
     const three = await runCli(['status', '--config', vault.configPath, '--days', '3']);
     assert.equal(three.code, 0, three.stderr);
-    assert.match(three.stdout, /^tools, last 3 day\(s\):$/m);
+    assert.match(three.stdout, /^calls per tool name in the execution log, last 3 day\(s\):$/m);
   });
 
   it('once moves a note whose file name is not UTF-8 to Failed/, unchanged, and says why', async () => {
