@@ -1,6 +1,6 @@
 import { ApprovalGate, compilePolicy, GrantStore } from '../approval/index.ts';
 import { Executor } from '../execute/index.ts';
-import { silentLogger } from '../observe/logger.ts';
+import { pino } from 'pino';
 import { ToolRegistry } from '../protocol/index.ts';
 import { PackHost, type PackInfo } from '../tools/host.ts';
 import { resolveLayout } from '../vault/index.ts';
@@ -12,6 +12,8 @@ export interface PackSession {
   readonly registry: ToolRegistry;
   /** Packs with their tools, disabled ones flagged. */
   describe(): PackInfo[];
+  /** What the packs warned about as they started (an API key variable not set, …), one line each. */
+  readonly warnings: readonly string[];
   /**
    * An executor that checks calls as the daemon's would (never asked to run one here) and the
    * gate with the config's policy and the vault's grants; made on first use (reads grants.json).
@@ -30,13 +32,18 @@ export async function startPackSession(setup: Setup): Promise<PackSession> {
   const { config } = setup;
   const layout = resolveLayout(config);
   const registry = new ToolRegistry();
-  const host = new PackHost({
-    packs: setup.packs,
-    config,
-    layout,
-    registry,
-    logger: silentLogger(),
-  });
+  // What a daemon would log as a warning when its packs start, kept for the command to show.
+  const warnings: string[] = [];
+  const logger = pino(
+    { level: 'warn' },
+    {
+      write(line: string) {
+        const { msg } = JSON.parse(line) as { msg?: unknown };
+        if (typeof msg === 'string' && !warnings.includes(msg)) warnings.push(msg);
+      },
+    },
+  );
+  const host = new PackHost({ packs: setup.packs, config, layout, registry, logger });
   try {
     await host.start();
   } catch (error) {
@@ -47,6 +54,7 @@ export async function startPackSession(setup: Setup): Promise<PackSession> {
   return {
     registry,
     describe: () => host.describe(),
+    warnings,
     checker() {
       if (checker !== undefined) return checker;
       const gate = new ApprovalGate({

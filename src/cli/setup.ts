@@ -7,6 +7,7 @@ import { withPack } from '../protocol/define-tool.ts';
 import { BUILTIN_PACKS } from '../tools/index.ts';
 import { checkToolSections, optionalPackSections, packConfigSchemas } from '../tools/host.ts';
 import { configSourceOf, type CommonOptions } from './main.ts';
+import { UsageError } from './usage-error.ts';
 import { assertVault } from './vault-check.ts';
 import { loadPlugins } from './plugins.ts';
 
@@ -24,13 +25,15 @@ export interface Setup {
  * @param options the command's `--vault` and `--config`.
  * @param check `requireVault` (default true): refuse a vault path that is not a vault yet.
  * @throws ConfigError for a bad config (exit code 2).
- * @throws UsageError when the vault is not one (exit code 2).
+ * @throws UsageError when no config file and no vault are given or found, or the vault is not
+ *   one (exit code 2).
  */
 export async function loadSetup(
   options: CommonOptions,
   check: { requireVault?: boolean } = {},
 ): Promise<Setup> {
   const source = configSourceOf(options);
+  if (source === undefined && options.vault === undefined) throw new UsageError(NO_CONFIG);
   const file = source?.file;
   const base = {
     ...(file === undefined ? {} : { file }),
@@ -58,6 +61,11 @@ export async function loadSetup(
   if (problems.length > 0) throw new ConfigError(problems, file);
   return { config, packs, registry: staticRegistry(packs, config) };
 }
+
+// Without a config file there is nothing to say is invalid: say what was looked for and how to
+// give one.
+const NO_CONFIG =
+  'no config file and no vault found: pass --config FILE or --vault DIR, set $VAULTD_CONFIG, or run vaultd in a vault folder that has a vaultd.yaml (vaultd init DIR makes one)';
 
 /**
  * The registry of built-in tools only, for commands that need no vault.

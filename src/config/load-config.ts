@@ -39,7 +39,8 @@ type Raw = Record<string, unknown>;
  * `VAULTD_LOG_LEVEL` in the environment, when set, overrides `log.level`.
  * @returns the deep-frozen config; `vault` and `plugins` are absolute paths, resolved against the
  *   config file's folder (the cwd without a file; the `vault` option against the cwd).
- * @throws ConfigError listing every problem, each naming its key and quoting the bad value.
+ * @throws ConfigError listing every problem, each naming its key (or environment variable) and
+ *   quoting the bad value.
  */
 export function loadConfig(options: LoadConfigOptions = {}): Config {
   const file = options.file === undefined ? undefined : resolve(options.file);
@@ -55,12 +56,13 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   // one run reports every problem.
   const config = applyDefaults(data);
   let logLevel = config.log.level;
+  const environmentProblems: string[] = [];
   const levelFromEnv = (options.env ?? process.env)['VAULTD_LOG_LEVEL'];
   if (levelFromEnv !== undefined && levelFromEnv !== '') {
     if (LOG_LEVELS.includes(levelFromEnv)) logLevel = levelFromEnv as Config['log']['level'];
     else
-      problems.push(
-        `environment variable VAULTD_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got ${quoteValue(levelFromEnv)})`,
+      environmentProblems.push(
+        `environment variable VAULTD_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got ${quoteValue(levelFromEnv)}); set a valid level, or unset it to use the config's log.level`,
       );
   }
   problems.push(...checkCron('reconcile_cron', config.reconcile_cron));
@@ -87,7 +89,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   else if (typeof data['vault'] === 'string') vault = configPath(baseDir, data['vault']);
   else problems.push("no vault given: pass --vault DIR or set 'vault' in the config file");
 
-  if (problems.length > 0 || vault === undefined) throw new ConfigError(problems, file);
+  if (problems.length > 0 || environmentProblems.length > 0 || vault === undefined)
+    throw new ConfigError(problems, file, environmentProblems);
   const loaded: Config = deepFreeze({
     ...config,
     vault,

@@ -26,11 +26,101 @@ export function describeSchemaErrors(
   prefix: readonly string[] = [],
 ): string[] {
   const sentences: string[] = [];
+  const conditions = conditionsOf(errors, root, prefix);
+  // A oneOf/anyOf of `required` alternatives is said once (`needs one of the keys …`), not as a
+  // missing key per alternative.
+  const suppressed = new Set<ErrorObject>();
   for (const error of errors) {
-    const sentence = describeError(error, root, prefix);
+    if (alternativeKeysOf(error) === undefined) continue;
+    const branches = `${error.schemaPath}/`;
+    for (const e of errors) if (e.schemaPath.startsWith(branches)) suppressed.add(e);
+  }
+  for (const error of errors) {
+    // An `if` failure only says that its `then` (or `else`) failed; the errors inside that
+    // branch say what is wrong, and are told the condition below.
+    if (error.keyword === 'if' && innerErrorsOf(error, errors).length > 0) continue;
+    if (suppressed.has(error)) continue;
+    let sentence = describeError(error, root, prefix);
+    const condition = conditions.get(error);
+    if (sentence !== null && condition !== undefined) sentence += ` (${condition})`;
     if (sentence !== null && !sentences.includes(sentence)) sentences.push(sentence);
   }
   return sentences;
+}
+
+/** The keys of a oneOf/anyOf error whose alternatives each only require one key, else undefined. */
+function alternativeKeysOf(error: ErrorObject): string[] | undefined {
+  if (error.keyword !== 'oneOf' && error.keyword !== 'anyOf') return undefined;
+  const branches = (error.parentSchema as Record<string, unknown> | undefined)?.[error.keyword];
+  if (!Array.isArray(branches)) return undefined;
+  const keys: string[] = [];
+  for (const branch of branches as unknown[]) {
+    const required = (branch as { required?: unknown } | null)?.required;
+    if (
+      branch === null ||
+      typeof branch !== 'object' ||
+      Object.keys(branch).length !== 1 ||
+      !Array.isArray(required) ||
+      required.length !== 1
+    )
+      return undefined;
+    keys.push(String(required[0]));
+  }
+  return keys;
+}
+
+/** The errors inside the failing branch (`then` or `else`) of an `if` error. */
+function innerErrorsOf(error: ErrorObject, errors: readonly ErrorObject[]): ErrorObject[] {
+  const branch = String((error.params as Record<string, unknown>)['failingKeyword'] ?? 'then');
+  const prefix = `${error.schemaPath.slice(0, -'/if'.length)}/${branch}/`;
+  return errors.filter((e) => e !== error && e.schemaPath.startsWith(prefix));
+}
+
+/**
+ * For each error inside the failing branch of an `if`, the condition that made the branch apply,
+ * when the `if` only compares keys with constants (`needed when 'tools.search_web.provider' is
+ * 'searxng'`).
+ */
+function conditionsOf(
+  errors: readonly ErrorObject[],
+  root: unknown,
+  prefix: readonly string[],
+): Map<ErrorObject, string> {
+  const conditions = new Map<ErrorObject, string>();
+  for (const error of errors) {
+    if (error.keyword !== 'if') continue;
+    const segments = [...prefix, ...pointerToSegments(error.instancePath, root)];
+    const branch = String((error.params as Record<string, unknown>)['failingKeyword'] ?? 'then');
+    const text = describeCondition(
+      (error.parentSchema as { if?: unknown } | undefined)?.if,
+      segments,
+      branch === 'else',
+    );
+    if (text === undefined) continue;
+    for (const inner of innerErrorsOf(error, errors)) conditions.set(inner, text);
+  }
+  return conditions;
+}
+
+function describeCondition(
+  schema: unknown,
+  segments: readonly (string | number)[],
+  negated: boolean,
+): string | undefined {
+  const properties = (schema as { properties?: unknown } | undefined)?.properties;
+  if (properties === null || typeof properties !== 'object') return undefined;
+  const parts: string[] = [];
+  for (const [name, child] of Object.entries(properties as Record<string, unknown>)) {
+    const where = `'${formatKeyPath([...segments, name])}'`;
+    const rule = child as { const?: unknown; enum?: unknown } | null;
+    if (rule !== null && typeof rule === 'object' && 'const' in rule) {
+      parts.push(`${where} is ${quoteValue(rule.const)}`);
+    } else if (rule !== null && typeof rule === 'object' && Array.isArray(rule.enum)) {
+      parts.push(`${where} is one of ${rule.enum.map(quoteValue).join(', ')}`);
+    } else return undefined;
+  }
+  if (parts.length === 0) return undefined;
+  return `${negated ? 'needed unless' : 'needed when'} ${parts.join(' and ')}`;
 }
 
 function describeError(
@@ -83,11 +173,21 @@ function describeError(
         return `${key} must be a duration such as '7d', '12h', '30m', '45s' or '500ms' ${got}`;
       }
       return `${key} must match /${String(params['pattern'])}/ ${got}`;
+    case 'oneOf':
+    case 'anyOf': {
+      const keys = alternativeKeysOf(error);
+      if (keys === undefined) break;
+      const list = keys.map((k) => `'${k}'`).join(', ');
+      return Array.isArray(params['passingSchemas'])
+        ? `${key} must have only one of the keys ${list}, not several`
+        : `${key} needs one of the keys ${list}`;
+    }
     case 'required':
       return `${key} is missing the required key '${String(params['missingProperty'])}'`;
     default:
-      return `${key} ${error.message ?? 'is invalid'} ${got}`;
+      break;
   }
+  return `${key} ${error.message ?? 'is invalid'} ${got}`;
 }
 
 function pointerToSegments(pointer: string, root: unknown): (string | number)[] {

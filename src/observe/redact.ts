@@ -27,7 +27,9 @@ export interface Redactor {
  * Every secret the config holds: string values under secret-looking keys (`pass`, `password`,
  * `token`, `api_key`, `secret`, `authorization`, `headers`…), webhook URLs and their paths (the
  * path of a Slack or Discord webhook is its credential), the user-info of any URL, the values of
- * the environment variables named by `*_env` keys, and every value `${ENV}` put into the config.
+ * the environment variables named by `*_env` keys (not their names, when written in upper case with
+ * words joined by `_`),
+ * and every value `${ENV}` put into the config.
  * Values shorter than 6 characters are left out (hiding `true` or a port number would spoil every
  * text).
  * @param config the loaded config (any JSON value).
@@ -45,7 +47,12 @@ export function collectSecrets(
   };
   const visit = (value: unknown, key: string, secretParent: boolean): void => {
     if (typeof value === 'string') {
-      if (secretParent || SECRET_KEY.test(key)) add(value);
+      // A `*_env` key (`api_key_env: BRAVE_API_KEY`) names a variable: a name written the usual
+      // way (upper case, words joined by `_`) is kept readable in the log; anything else there may
+      // be a key pasted by mistake, so it stays hidden.
+      const variableName =
+        /_env$/.test(key) && /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/.test(value) && value.length <= 64;
+      if (secretParent || (SECRET_KEY.test(key) && !variableName)) add(value);
       if (/_env$/.test(key) && /^[A-Za-z_][A-Za-z0-9_]*$/.test(value)) {
         const fromEnv = env[value];
         if (fromEnv !== undefined) add(fromEnv);

@@ -293,6 +293,36 @@ describe('vaultd check, the agents’ linter', () => {
     assert.match(bad.stderr, /concurency/);
   });
 
+  it('a broken block already answered in the note is HAS_RESULT like any call with a result, exit 0', async () => {
+    await vault.drop(
+      'broken.md',
+      note('B', '```json\n{"tool_call": oops}\n```', callBlock('search_web', { query: 7 }, 'bad')),
+    );
+    const once = await runCli(['once', '--config', vault.configPath, '--no-progress']);
+    assert.equal(once.code, 0, once.stderr);
+    const failed = join(vault.root, 'Failed', 'broken.md');
+    const res = await runCli(['check', failed]);
+    assert.equal(res.code, 0, res.stdout);
+    assert.match(
+      res.stdout,
+      /broken\.md:\d+:1: ok HAS_RESULT a block that is not a call \(block_[0-9a-f]+\) already has a result \(error INVALID_JSON\)/,
+    );
+    assert.match(res.stdout, /ok HAS_RESULT search_web \(bad\) already has a result \(error\)/);
+    assert.doesNotMatch(res.stdout, /: error INVALID_JSON/);
+    // Fixed, the block is another block: a new call that would run.
+    await writeFile(
+      failed,
+      (await readFile(failed, 'utf8')).replace(
+        '{"tool_call": oops}',
+        '{"tool_call": {"name": "search_web", "parameters": {"query": "q", "num_results": 3}}}',
+      ),
+    );
+    const fixed = await runCli(['check', failed]);
+    assert.equal(fixed.code, 0, fixed.stdout);
+    assert.match(fixed.stdout, /broken\.md:\d+:1: ok WOULD_RUN search_web/);
+    await rm(failed);
+  });
+
   it('follows the agent’s loop: a failed call fixed in place would run again', async () => {
     await vault.drop('loop.md', note('L', callBlock('search_web', { query: 7 }, 'find')));
     const once = await runCli(['once', '--config', vault.configPath, '--no-progress']);

@@ -148,6 +148,28 @@ describe('vaultd CLI as a child process', () => {
     assert.equal(badFormat.code, 2);
   });
 
+  it("tools and check warn (exit 0) when a keyed search provider's API key variable is not set", async () => {
+    const path = join(vault.root, 'brave.yaml');
+    await writeFile(
+      path,
+      'vault: .\ntools:\n  search_web:\n    provider: brave\n    api_key_env: VAULTD_TEST_UNSET_KEY\n',
+    );
+    const env = { VAULTD_TEST_UNSET_KEY: '' };
+    const tools = await runCli(['tools', '--config', path], env);
+    assert.equal(tools.code, 0, tools.stderr);
+    assert.match(
+      tools.stderr,
+      /^vaultd: warning: search_web: provider 'brave' reads its API key from the environment variable VAULTD_TEST_UNSET_KEY \(named by tools\.search_web\.api_key_env\)/,
+    );
+    const file = join(vault.root, 'key.md');
+    await writeFile(file, note('Key', callBlock('search_web', { query: 'x' })));
+    const check = await runCli(['check', '--config', path, file], env);
+    assert.equal(check.code, 0, check.stdout + check.stderr);
+    assert.match(check.stdout, /key\.md:1:1: warning CONFIG search_web: .*VAULTD_TEST_UNSET_KEY/);
+    const set = await runCli(['tools', '--config', path], { VAULTD_TEST_UNSET_KEY: 'a-key' });
+    assert.equal(set.stderr, '');
+  });
+
   it('ends quietly with exit 0 when the reader of its output goes away (vaultd tools | head -1)', async () => {
     for (const args of [['tools'], ['tools', '--json']]) {
       const child = spawn(process.execPath, [BIN, ...args], {
@@ -174,6 +196,19 @@ describe('vaultd CLI as a child process', () => {
     assert.match(res.stderr, /concurency/);
     assert.match(res.stderr, /did you mean 'concurrency'/);
     assert.match(res.stderr, /timeout_ms/);
+  });
+
+  it("refuses a bad VAULTD_LOG_LEVEL with exit 2, as the variable's problem, not the config's", async () => {
+    const res = await runCli(['status', '--config', vault.configPath], {
+      VAULTD_LOG_LEVEL: 'loud',
+    });
+    assert.equal(res.code, 2);
+    assert.equal(res.stderr.trimEnd().split('\n').length, 1, res.stderr);
+    assert.match(
+      res.stderr,
+      /^vaultd: environment variable VAULTD_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent \(got 'loud'\)/,
+    );
+    assert.doesNotMatch(res.stderr, /invalid config/);
   });
 
   it('substitutes ${ENV} in the config and reports a missing variable by key', async () => {
@@ -212,6 +247,42 @@ describe('vaultd CLI as a child process', () => {
     assert.match(status.stdout, /search_web +1 +0 +1/);
   });
 
+  it('status labels a block with no readable tool name and names that are no tool, not as tools', async () => {
+    const own = await makeVault();
+    try {
+      await own.drop(
+        'mixed.md',
+        note(
+          'M',
+          '```json\n{"tool_call": oops}\n```',
+          callBlock('order_pizza', {}),
+          callBlock('search_web', { query: 5 }),
+        ),
+      );
+      const once = await runCli(['once', '--config', own.configPath, '--no-progress']);
+      assert.equal(once.code, 0, once.stderr);
+      const status = await runCli(['status', '--config', own.configPath]);
+      assert.equal(status.code, 0, status.stderr);
+      assert.match(status.stdout, /calls per tool name in the execution log, last 7 day\(s\):/);
+      assert.match(status.stdout, /^ {2}\(no tool name\) +1 +0 +1 /m);
+      assert.match(status.stdout, /^ {2}order_pizza \(no such tool\) +1 +0 +1 /m);
+      assert.match(status.stdout, /^ {2}search_web +1 +0 +1 /m);
+      assert.doesNotMatch(status.stdout, /^ {2}unknown /m);
+      const json = JSON.parse(
+        (await runCli(['status', '--config', own.configPath, '--json'])).stdout,
+      ) as { tools: Record<string, { calls: number; no_such_tool?: true }> };
+      assert.deepEqual(Object.keys(json.tools).sort(), [
+        '(no tool name)',
+        'order_pizza',
+        'search_web',
+      ]);
+      assert.equal(json.tools['order_pizza']?.no_such_tool, true);
+      assert.equal(json.tools['search_web']?.no_such_tool, undefined);
+    } finally {
+      await own.cleanup();
+    }
+  });
+
   it('status refuses a --days that is not a whole number from 1 to 36500, exit 2', async () => {
     for (const days of ['abc', '0', '-3', '1.5', '36501']) {
       const res = await runCli(['status', '--config', vault.configPath, `--days=${days}`]);
@@ -224,7 +295,7 @@ describe('vaultd CLI as a child process', () => {
     }
     const three = await runCli(['status', '--config', vault.configPath, '--days', '3']);
     assert.equal(three.code, 0, three.stderr);
-    assert.match(three.stdout, /^tools, last 3 day\(s\):$/m);
+    assert.match(three.stdout, /^calls per tool name in the execution log, last 3 day\(s\):$/m);
   });
 
   it('once moves a note whose file name is not UTF-8 to Failed/, unchanged, and says why', async () => {

@@ -54,6 +54,25 @@ describe('a path that is not a vault', () => {
     assert.deepEqual(await readdir(dir), ['a.md']);
   });
 
+  it('without a config or a vault anywhere, status and reject say how to give one, exit 2', async () => {
+    const empty = await mkdtemp(join(tmpdir(), 'vaultd-noconfig-'));
+    try {
+      for (const args of [['status'], ['reject', 'apr_0123456789'], ['approvals']]) {
+        const res = await runCli(args, { VAULTD_CONFIG: '' }, { cwd: empty });
+        assert.equal(res.code, 2, res.stdout + res.stderr);
+        assert.equal(res.stderr.trimEnd().split('\n').length, 1, res.stderr);
+        assert.match(res.stderr, /^vaultd: no config file and no vault found: /);
+        assert.doesNotMatch(res.stderr, /invalid config/);
+        for (const way of ['--config FILE', '--vault DIR', '$VAULTD_CONFIG', 'vaultd.yaml']) {
+          assert.ok(res.stderr.includes(way), `${args[0]} names ${way}: ${res.stderr}`);
+        }
+      }
+      assert.deepEqual(await readdir(empty), []);
+    } finally {
+      await rm(empty, { recursive: true, force: true });
+    }
+  });
+
   it('a config whose vault is missing names the file and how it was found, and init --config', async () => {
     const config = join(scratch, 'elsewhere.yaml');
     await writeFile(config, 'vault: ./no-such-vault\n');

@@ -1,10 +1,21 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
-import { ConfigError, loadConfig, sampleConfigText, type Config } from '../../src/config/index.ts';
+import {
+  CONFIG_DEFAULTS,
+  CONFIG_SCHEMA,
+  ConfigError,
+  loadConfig,
+  sampleConfigText,
+  type Config,
+} from '../../src/config/index.ts';
+import type { JsonSchema } from '../../src/protocol/types.ts';
+import { mcpConfigSchema } from '../../src/tools/mcp/config.ts';
+import { searchWebConfigSchema } from '../../src/tools/search-web/config.ts';
 
 let dir: string;
 before(async () => {
@@ -42,6 +53,16 @@ async function problemsOf(
     assert.equal(error.code, 'CONFIG_INVALID');
     for (const problem of error.problems) assert.ok(error.message.includes(problem));
     return error.problems;
+  }
+  assert.fail('expected a ConfigError');
+}
+
+async function errorOf(text: string, env: NodeJS.ProcessEnv = {}): Promise<ConfigError> {
+  try {
+    await load(text, env);
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, `expected ConfigError, got ${String(error)}`);
+    return error;
   }
   assert.fail('expected a ConfigError');
 }
@@ -480,6 +501,34 @@ describe('loadConfig tool sections', () => {
     assert.deepEqual(bare.tools['search_web'], { provider: 'default' });
   });
 
+  it('a conditional requirement names the missing key and its condition, not the if/then wrapper', async () => {
+    const problems = await problemsOf(
+      'tools: {search_web: {provider: searxng}}',
+      {},
+      { toolSchemas: { search_web: searchWebConfigSchema } },
+    );
+    assert.deepEqual(problems, [
+      "config key 'tools.search_web' is missing the required key 'url' (needed when 'tools.search_web.provider' is 'searxng')",
+    ]);
+  });
+
+  it('alternatives that each require one key are said once: one of them, and only one', async () => {
+    const toolSchemas = { mcp: mcpConfigSchema };
+    assert.deepEqual(await problemsOf('tools: {mcp: {servers: {foo: {}}}}', {}, { toolSchemas }), [
+      "config key 'tools.mcp.servers.foo' needs one of the keys 'command', 'url'",
+    ]);
+    assert.deepEqual(
+      await problemsOf(
+        'tools: {mcp: {servers: {foo: {command: x, url: "http://a"}}}}',
+        {},
+        { toolSchemas },
+      ),
+      [
+        "config key 'tools.mcp.servers.foo' must have only one of the keys 'command', 'url', not several",
+      ],
+    );
+  });
+
   it('leaves sections of tools without a schema unchecked', async () => {
     const config = await load('tools: {my_tool: {anything: [1, 2]}}', {}, { toolSchemas });
     assert.deepEqual(config.tools['my_tool'], { anything: [1, 2] });
@@ -492,6 +541,28 @@ describe('shipped config', () => {
     const config = loadConfig({ file, env: {} });
     assert.equal(config.vault, resolve(import.meta.dirname, '../../vault-example'));
     assert.equal(config.tools['send_notification']?.['default_method'], 'outbox');
+  });
+
+  it('config/vaultd.yaml names every key of the schema, set or commented, and its values are the defaults', () => {
+    const text = readFileSync(resolve(import.meta.dirname, '../../config/vaultd.yaml'), 'utf8');
+    const missing: string[] = [];
+    const walk = (schema: JsonSchema, path: string[]): void => {
+      const properties = (schema['properties'] ?? {}) as Record<string, JsonSchema>;
+      for (const [key, child] of Object.entries(properties)) {
+        if (path.length === 0 && key === 'tools') continue;
+        // Written under its section, as a key of its own, set or commented out.
+        const indent = '  '.repeat(path.length);
+        if (!new RegExp(`^${indent}(# )?${key}:`, 'm').test(text))
+          missing.push([...path, key].join('.'));
+        if (child['properties'] !== undefined) walk(child, [...path, key]);
+      }
+    };
+    walk(CONFIG_SCHEMA, []);
+    assert.deepEqual(missing, []);
+    const config = loadConfig({ file: resolve(import.meta.dirname, '../../config/vaultd.yaml') });
+    const { vault: _vault, tools: _tools, ...rest } = config;
+    const { tools: _defaultTools, ...defaults } = CONFIG_DEFAULTS;
+    assert.deepEqual(rest, defaults);
   });
 
   it('sampleConfigText is the same commented text with the vault line replaced', async () => {
@@ -513,10 +584,27 @@ describe('VAULTD_LOG_LEVEL', () => {
     assert.equal((await load('')).log.level, 'info');
   });
 
-  it('an invalid level is a config problem quoting the value', async () => {
+  it("an invalid level is the variable's problem, not the file's: named, quoted, levels listed", async () => {
     const problems = await problemsOf('', { VAULTD_LOG_LEVEL: 'loud' });
     assert.equal(problems.length, 1);
     assert.match(problems[0] as string, /VAULTD_LOG_LEVEL must be one of .* \(got 'loud'\)/);
+    const error = await errorOf('', { VAULTD_LOG_LEVEL: 'loud' });
+    assert.deepEqual(error.environmentProblems, problems);
+    assert.doesNotMatch(error.message, /invalid config/);
+    assert.match(
+      error.message,
+      /^environment variable VAULTD_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent \(got 'loud'\)/,
+    );
+  });
+
+  it("with a bad file too, the file's problems and the variable's are reported apart", async () => {
+    const error = await errorOf('log: {level: loud}', { VAULTD_LOG_LEVEL: 'loud' });
+    assert.equal(error.problems.length, 2);
+    assert.equal(error.environmentProblems.length, 1);
+    assert.match(
+      error.message,
+      /^invalid config in .*:\n {2}- config key 'log\.level' .*\ninvalid environment:\n {2}- environment variable VAULTD_LOG_LEVEL /,
+    );
   });
 });
 

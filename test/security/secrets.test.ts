@@ -52,6 +52,11 @@ describe('redaction', () => {
       assert.ok(secrets.includes(s), s);
     }
     assert.ok(!secrets.includes('me'), 'short values are not hidden');
+    assert.ok(!secrets.includes('MY_KEY'), 'the name of a variable is not hidden, its value is');
+    assert.ok(
+      collectSecrets({ web: { api_key_env: 'BSAq7Xk2mPz9' } }, [], {}).includes('BSAq7Xk2mPz9'),
+      'a key pasted into api_key_env by mistake is hidden',
+    );
     const redact = createRedactor(secrets);
     assert.equal(
       redact('auth failed for p4ssword! at https://x:y@h/'),

@@ -96,8 +96,27 @@ export async function checkNote(
   }
   // A broken front-matter is one problem for the agent, however many errors YAML finds in it.
   const yamlErrors = parsed.diagnostics.filter((d) => d.code === 'invalid-front-matter');
+  // A block that could not be read as a call is answered once, as a call is: with its result in
+  // the note, the daemon leaves it alone (settle-calls.ts), so it is no error here either.
+  const answered = new Map(
+    parsed.invalid.filter((b) => parsed.results.has(b.id)).map((b) => [b.id, b] as const),
+  );
   for (const d of parsed.diagnostics) {
     if (d.code === 'invalid-front-matter' && d !== yamlErrors[0]) continue;
+    const block = d.callId === undefined ? undefined : answered.get(d.callId);
+    if (block !== undefined) {
+      const result = parsed.results.get(block.id);
+      const label = `${block.name ?? 'a block that is not a call'} (${block.id})`;
+      at(
+        block.start.line,
+        block.start.column,
+        'ok',
+        'HAS_RESULT',
+        `${label} already has a result (${result?.status ?? 'error'} ${block.code}); it will not be answered again: fix the block to make it a new call`,
+        { callId: block.id, ...(block.name === undefined ? {} : { tool: block.name }) },
+      );
+      continue;
+    }
     const more =
       d === yamlErrors[0] && yamlErrors.length > 1
         ? ` (${yamlErrors.length - 1} more YAML error(s) after it)`
@@ -342,6 +361,18 @@ export async function runCheck(
             },
           };
           sessions.set(key, entry);
+          // What the daemon would warn about at start with this config, told once, at the
+          // first note checked against it.
+          for (const message of session.warnings) {
+            findings.push({
+              file,
+              line: 1,
+              column: 1,
+              severity: 'warning',
+              code: 'CONFIG',
+              message,
+            });
+          }
         }
         context = entry.context;
       } else {

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import { join } from 'node:path';
-import { readExecutionLog } from '../../observe/execution-log.ts';
+import { readExecutionLog, type ExecutionLogEntry } from '../../observe/execution-log.ts';
 import { readJobRecords } from '../../tools/shell/jobs.ts';
 import { takeVaultSnapshot } from '../../observe/vault-snapshot.ts';
 import { hostname } from 'node:os';
@@ -18,6 +18,8 @@ export interface ToolFigures {
   rejected: number;
   p50_ms: number;
   p95_ms: number;
+  /** Set when every call of this name got UNKNOWN_TOOL: a name agents wrote, no tool of the vault. */
+  no_such_tool?: true;
 }
 
 /** Most days `--days` takes: a century of logs, well inside the dates a `Date` can hold. */
@@ -116,8 +118,12 @@ export async function runStatus(
   const since = new Date(Date.now() - days * 86_400_000);
   const times = new Map<string, number[]>();
   const figures: Record<string, ToolFigures> = {};
+  // Names that only ever met UNKNOWN_TOOL: what agents asked for, not tools of this vault.
+  const realNames = new Set<string>();
   for await (const entry of readExecutionLog(layout.logs, { since })) {
-    const f = (figures[entry.tool] ??= {
+    const name = figureName(entry);
+    if (entry.error?.code !== 'UNKNOWN_TOOL') realNames.add(name);
+    const f = (figures[name] ??= {
       calls: 0,
       success: 0,
       errors: 0,
@@ -129,10 +135,11 @@ export async function runStatus(
     if (entry.status === 'success') f.success++;
     else if (entry.status === 'rejected') f.rejected++;
     else f.errors++;
-    const list = times.get(entry.tool) ?? [];
+    const list = times.get(name) ?? [];
     list.push(entry.execution_time_ms);
-    times.set(entry.tool, list);
+    times.set(name, list);
   }
+  for (const [name, f] of Object.entries(figures)) if (!realNames.has(name)) f.no_such_tool = true;
   for (const [tool, list] of times) {
     list.sort((a, b) => a - b);
     const f = figures[tool] as ToolFigures;
@@ -173,14 +180,18 @@ export async function runStatus(
   for (const p of pending) {
     for (const c of p.calls) out.push(`  ${p.note}  ${c.tool} (${c.id}) since ${c.requested_at}`);
   }
+  const rows = Object.entries(figures)
+    .sort()
+    .map(([name, f]) => [f.no_such_tool === true ? `${name} (no such tool)` : name, f] as const);
+  const width = Math.max(20, ...rows.map(([label]) => label.length));
   out.push(
     '',
-    `tools, last ${days} day(s):`,
-    `  ${'tool'.padEnd(20)} ${'calls'.padStart(6)} ${'ok'.padStart(6)} ${'errors'.padStart(6)} ${'rejected'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)}`,
+    `calls per tool name in the execution log, last ${days} day(s):`,
+    `  ${'tool'.padEnd(width)} ${'calls'.padStart(6)} ${'ok'.padStart(6)} ${'errors'.padStart(6)} ${'rejected'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)}`,
   );
-  for (const [tool, f] of Object.entries(figures).sort()) {
+  for (const [tool, f] of rows) {
     out.push(
-      `  ${tool.padEnd(20)} ${String(f.calls).padStart(6)} ${String(f.success).padStart(6)} ${String(f.errors).padStart(6)} ${String(f.rejected).padStart(8)} ${String(f.p50_ms).padStart(7)} ${String(f.p95_ms).padStart(7)}`,
+      `  ${tool.padEnd(width)} ${String(f.calls).padStart(6)} ${String(f.success).padStart(6)} ${String(f.errors).padStart(6)} ${String(f.rejected).padStart(8)} ${String(f.p50_ms).padStart(7)} ${String(f.p95_ms).padStart(7)}`,
     );
   }
   if (jobs.length > 0) {
@@ -193,4 +204,14 @@ export async function runStatus(
   }
   process.stdout.write(`${out.join('\n')}\n`);
   return EXIT.ok;
+}
+
+// The name a log entry is counted under when its block had no readable tool name (the result and
+// the log say `unknown`, which could be taken for a tool).
+const NO_TOOL_NAME = '(no tool name)';
+
+function figureName(entry: ExecutionLogEntry): string {
+  const code = entry.error?.code;
+  const unread = code === 'INVALID_JSON' || code === 'INVALID_CALL';
+  return unread && entry.tool === 'unknown' ? NO_TOOL_NAME : entry.tool;
 }

@@ -10,13 +10,15 @@ import { BUILTIN_PACKS } from '../../tools/index.ts';
 /**
  * `vaultd tools`: the tools a vault's config enables (its packs started, as the daemon would,
  * then stopped), as a table grouped by pack with disabled packs flagged, as JSON declarations, or
- * as schemas in a model API's format. Without a vault or config: the built-in packs' tools.
+ * as schemas in a model API's format. Without a vault or config: the built-in packs' tools. What
+ * the packs warn about as they start (an API key variable not set) goes to stderr.
  * @param options `--vault`, `--config`, `--json` or `--format openai|anthropic|mcp`.
  */
 export async function runTools(
   options: CommonOptions & { json?: boolean; format?: 'openai' | 'anthropic' | 'mcp' },
 ): Promise<number> {
-  const { tools, packs } = await collect(options);
+  const { tools, packs, warnings } = await collect(options);
+  for (const warning of warnings) process.stderr.write(`vaultd: warning: ${warning}\n`);
   const print = (value: unknown): void => {
     process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
   };
@@ -51,7 +53,9 @@ export async function runTools(
   return EXIT.ok;
 }
 
-async function collect(options: CommonOptions): Promise<{ tools: Tool[]; packs: PackInfo[] }> {
+async function collect(
+  options: CommonOptions,
+): Promise<{ tools: Tool[]; packs: PackInfo[]; warnings: readonly string[] }> {
   if (options.vault === undefined && configFileOf(options) === undefined) {
     const tools = builtinRegistry().list();
     return {
@@ -62,11 +66,16 @@ async function collect(options: CommonOptions): Promise<{ tools: Tool[]; packs: 
         enabled: p.enabledByDefault !== false,
         tools: tools.filter((t) => t.pack === p.name),
       })),
+      warnings: [],
     };
   }
   const session = await startPackSession(await loadSetup(options));
   try {
-    return { tools: session.registry.list(), packs: session.describe() };
+    return {
+      tools: session.registry.list(),
+      packs: session.describe(),
+      warnings: [...session.warnings],
+    };
   } finally {
     await session.stop();
   }
