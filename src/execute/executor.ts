@@ -463,6 +463,7 @@ export class Executor {
       callId: call.id,
       config: runtime.config,
       files,
+      ...(state.effects === undefined ? {} : { effects: state.effects }),
       exec: (file, args, execOptions) => processes.exec(file, args, execOptions),
       progress: (update) => {
         try {

@@ -158,6 +158,11 @@ export interface ToolContext {
   /** Paths the tool may read or change, resolved inside its roots. */
   readonly files: VaultAccess;
   /**
+   * The effects the call was decided with (the gate's, computed before the call waited for a
+   * human or a slot); absent when the handler is called outside the executor.
+   */
+  readonly effects?: Effects;
+  /**
    * Run a program (never a shell) in a process group of its own, with capped output; the whole
    * group is killed when the call's signal aborts, and the call's concurrency slot is held until
    * every process of it is gone.

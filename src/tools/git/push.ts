@@ -20,7 +20,45 @@ import {
   currentBranch,
   resolveCommit,
 } from './refs.ts';
-import { gitFailure, hideCredentials, mustGit, runGit, type GitSession } from './run.ts';
+import {
+  gitFailure,
+  hideCredentials,
+  mustGit,
+  repoConfigFiles,
+  runGit,
+  type GitSession,
+} from './run.ts';
+
+/**
+ * Settings of the receiving side of a local push, which runs as vaultd with the remote
+ * repository's own config (git clears `GIT_CONFIG_*` for the local transport, so only this
+ * command line reaches it; `git -c` passes them on to the processes it starts): no hooks, no
+ * checkout on push, no `proc-receive`, no alternate-refs command (`true` prints no refs), no
+ * automatic gc or maintenance, the system's signature programs. The command is run by a shell:
+ * every value here is a plain word.
+ */
+const RECEIVE_OVERRIDES: readonly (readonly [string, string])[] = [
+  ['core.hooksPath', '/dev/null'],
+  ['core.fsmonitor', 'false'],
+  ['core.alternateRefsCommand', 'true'],
+  ['core.alternateRefsPrefixes', ''],
+  ['receive.denyCurrentBranch', 'refuse'],
+  ['receive.procReceiveRefs', ''],
+  ['receive.autogc', 'false'],
+  ['receive.updateServerInfo', 'false'],
+  ['gc.auto', '0'],
+  ['maintenance.auto', 'false'],
+  ['gpg.program', 'gpg'],
+  ['gpg.ssh.program', 'ssh-keygen'],
+  ['gpg.x509.program', 'gpgsm'],
+];
+
+/** The receiving program of a local push, with {@link RECEIVE_OVERRIDES}. */
+export const LOCAL_RECEIVE_PACK = [
+  'git',
+  ...RECEIVE_OVERRIDES.map(([key, value]) => `-c ${key}=${value}`),
+  'receive-pack',
+].join(' ');
 
 /** Commits a push preview lists at most. */
 const PREVIEW_COMMITS = 50;
@@ -119,9 +157,7 @@ async function planPush(
   }
   // The receiving side of a local push runs on this machine: its program is fixed, without the
   // remote repository's hooks or checkout-on-push; over the network it is git's default.
-  const receive = local
-    ? 'git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c receive.denyCurrentBranch=refuse -c receive.procReceiveRefs= receive-pack'
-    : 'git-receive-pack';
+  const receive = local ? LOCAL_RECEIVE_PACK : 'git-receive-pack';
   const commit = await resolveCommit(session, `refs/heads/${branch}`);
   const trackingRef = `refs/remotes/${remote}/${branch}`;
   const tracking =
@@ -203,6 +239,9 @@ export function pushTool(holder: RuntimeHolder): Tool {
       ];
       const basis: PreviewBasis[] = [];
       for (const file of branchRefFiles(session.repo, plan.branch)) basis.push(await basisOf(file));
+      // Where the push goes is read from the config (url, pushurl, insteadOf, the branch's
+      // remote): a config changed after the preview asks the human again.
+      for (const file of repoConfigFiles(session.repo)) basis.push(await basisOf(file));
       return { kind: 'text', text: lines.join('\n'), basis };
     },
     async handler(args, ctx) {

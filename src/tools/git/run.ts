@@ -1,4 +1,6 @@
-import { dirname } from 'node:path';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { ToolError } from '../../protocol/errors.ts';
 import type { ExecOptions, ExecResult } from '../../protocol/types.ts';
 import { GIT_PATH, type GitConfig } from './config.ts';
@@ -164,12 +166,72 @@ export function gitEnv(
 }
 
 /**
- * Open a repository for commands: read the keys of its config (includes followed) with the
- * fixed overrides in place, and add overrides for every program-running key it names.
+ * The config files git reads for a repository besides the command line (system and global
+ * config are off): the common folder's `config` and the git folder's `config.worktree`.
+ * @param repo the repository.
+ */
+export function repoConfigFiles(repo: Repo): string[] {
+  return [join(repo.commonDir, 'config'), join(repo.gitDir, 'config.worktree')];
+}
+
+/**
+ * The bytes of one config file, read once: a missing file is empty; anything but a regular file
+ * (a FIFO gives each reader different content), text that is not UTF-8, or a file larger than
+ * {@link CONFIG_MAX_BYTES} is refused.
+ * @param path the config file.
+ * @param display the repository, for messages.
+ */
+async function readConfigOnce(path: string, display: string): Promise<string> {
+  let handle;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    throw configRefused(display, `${path} cannot be read: ${(error as Error).message}`);
+  }
+  try {
+    if (!(await handle.stat()).isFile()) {
+      throw configRefused(display, `${path} is not a regular file`);
+    }
+    const buffer = Buffer.alloc(CONFIG_MAX_BYTES + 1);
+    let length = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+      if (length > CONFIG_MAX_BYTES) {
+        throw configRefused(display, `${path} is larger than ${CONFIG_MAX_BYTES} bytes`);
+      }
+    }
+    try {
+      return new TextDecoder('utf-8', { fatal: true }).decode(buffer.subarray(0, length));
+    } catch {
+      // Key names are passed back to git as text: bytes that do not survive would miss the key.
+      throw configRefused(display, `${path} is not UTF-8 text`);
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+function configRefused(display: string, why: string): ToolError {
+  return new ToolError(
+    'PERMISSION_DENIED',
+    `the config of ${display} was not used: ${why}; vaultd reads a repository's config once and needs it to be one plain file`,
+    { data: { reason: 'unsafe_config' } },
+  );
+}
+
+/**
+ * Open a repository for commands: read each of its config files once, list its keys (git parses
+ * the very bytes vaultd read, given on stdin, includes not followed), refuse a config that
+ * includes other files, and add overrides for every program-running key it names.
  * @param repo the repository, found inside the roots.
  * @param config the pack's config.
  * @param home an empty folder for HOME.
  * @param exec how to start processes.
+ * @throws ToolError `PERMISSION_DENIED` for a config with `include.*` or `includeIf.*` entries, or
+ *   one that is not a regular UTF-8 file.
  */
 export async function openSession(
   repo: Repo,
@@ -179,20 +241,29 @@ export async function openSession(
 ): Promise<GitSession> {
   const fixed = fixedOverrides(config);
   const probe: GitSession = { repo, config, exec, env: gitEnv(config, home, repo, fixed) };
-  const listed = await runGit(probe, ['config', '--list', '-z', '--includes'], {
-    maxOutputBytes: CONFIG_MAX_BYTES,
-  });
-  if (listed.truncated) {
-    throw new ToolError(
-      'EXECUTION_FAILED',
-      `the config of ${repo.display} is larger than ${CONFIG_MAX_BYTES} bytes; it was not used`,
-    );
+  const keys: string[] = [];
+  for (const path of repoConfigFiles(repo)) {
+    const text = await readConfigOnce(path, repo.display);
+    if (text === '') continue;
+    // An included file is read again by every git process, and may answer each differently (a
+    // FIFO, a file the agent rewrites): the keys vaultd saw would not be the keys git uses.
+    const listed = await runGit(probe, ['config', '--file=-', '--no-includes', '--list', '-z'], {
+      input: text,
+      maxOutputBytes: 2 * CONFIG_MAX_BYTES,
+    });
+    if (listed.exitCode !== 0) {
+      throw gitFailure(listed, `cannot read the config of ${repo.display}`);
+    }
+    for (const entry of listed.stdout.split('\0')) {
+      const key = entry.split('\n', 1)[0] ?? '';
+      if (key === '') continue;
+      const section = key.slice(0, key.indexOf('.')).toLowerCase();
+      if (section === 'include' || section === 'includeif') {
+        throw configRefused(repo.display, `${path} includes other files (${key})`);
+      }
+      keys.push(key);
+    }
   }
-  if (listed.exitCode !== 0) throw gitFailure(listed, `cannot read the config of ${repo.display}`);
-  const keys = listed.stdout
-    .split('\0')
-    .map((entry) => entry.split('\n', 1)[0] ?? '')
-    .filter((key) => key !== '');
   const overrides = [...fixed, ...repoOverrides(keys)];
   return { repo, config, exec, env: gitEnv(config, home, repo, overrides) };
 }

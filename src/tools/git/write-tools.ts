@@ -16,7 +16,7 @@ import {
 import { parseNumstat } from './parse.ts';
 import { branchExists, checkRevision, currentBranch, resolveCommit } from './refs.ts';
 import { locateRepo } from './repo.ts';
-import { gitFailure, mustGit, runGit, type GitSession } from './run.ts';
+import { gitFailure, mustGit, openSession, runGit, type GitSession } from './run.ts';
 
 /** How long an effects function may look at a repository. */
 const EFFECTS_DEADLINE_MS = 10_000;
@@ -246,7 +246,11 @@ export function writeTools(holder: RuntimeHolder): Tool[] {
           ? '(nothing staged: the commit will fail)'
           : stat.stdout.trimEnd(),
       ].join('\n');
-      const basis: PreviewBasis[] = [await basisOf(join(session.repo.gitDir, 'index'))];
+      // HEAD names the branch the commit lands on: moved after the preview, the human is asked again.
+      const basis: PreviewBasis[] = [
+        await basisOf(join(session.repo.gitDir, 'index')),
+        await basisOf(join(session.repo.gitDir, 'HEAD')),
+      ];
       for (const spec of specs) {
         if (!spec.startsWith(':(literal)')) continue;
         basis.push(await basisOf(join(session.repo.worktree, spec.slice(':(literal)'.length))));
@@ -254,7 +258,24 @@ export function writeTools(holder: RuntimeHolder): Tool[] {
       return { kind: 'text', text, basis };
     },
     async handler(args, ctx) {
-      const session = await sessionFor(holder, ctx.config, ctx.files, args.repo, ctx.exec, 'write');
+      const repo = await locateRepo(ctx.files, args.repo, 'write');
+      if (
+        ctx.effects?.safety !== 'dangerous' &&
+        !(await isScratch(ctx.files, ctx.config, repo.worktree))
+      ) {
+        // Allowed without a human because the gate found a scratch repository; the repository
+        // found now is another one (its .git moved, a link changed): never commit there unasked.
+        throw new ToolError(
+          'PERMISSION_DENIED',
+          `${repo.display} is not a scratch repository: the repository changed after the call was allowed without approval; write the call again`,
+        );
+      }
+      const session = await openSession(
+        repo,
+        readGitConfig(ctx.config),
+        holder.get().home,
+        ctx.exec,
+      );
       const specs =
         args.paths === undefined
           ? []

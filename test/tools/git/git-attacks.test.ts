@@ -304,12 +304,8 @@ describe(
       set('filter.proc.process', await script('process', 'exit 1'));
       set('diff.evil.textconv', await script('textconv'));
       set('diff.evil.command', await script('diffcmd'));
-      const included = join(w.outside, 'included.config');
-      await writeFile(
-        included,
-        `[filter "inc"]\n\tclean = ${await script('included')}\n\tsmudge = ${await script('included')}\n`,
-      );
-      set('include.path', included);
+      // Includes are refused outright (test/tools/git/git-swaps.test.ts); a driver no config names
+      // (`inc`) is simply absent.
       set('commit.gpgSign', 'true');
       set('log.showSignature', 'true');
       set('gpg.program', await script('gpg', 'exit 1'));

@@ -43,8 +43,11 @@ export interface GitWorld {
   readonly tools: Map<string, Tool>;
   config: Record<string, unknown>;
   files(): Promise<SharedAccess>;
-  /** Normalise, decide the effects, and run the handler, as the executor would. */
-  call(name: string, args: Record<string, unknown>): Promise<unknown>;
+  /**
+   * Normalise, decide the effects, and run the handler, as the executor would.
+   * @param effects the gate's effects when they were decided earlier; default decided now.
+   */
+  call(name: string, args: Record<string, unknown>, effects?: Effects): Promise<unknown>;
   effects(name: string, args: Record<string, unknown>): Promise<Effects>;
   preview(name: string, args: Record<string, unknown>): Promise<Preview>;
   cleanup(): Promise<void>;
@@ -96,11 +99,14 @@ export async function makeWorld(config: Record<string, unknown> = {}): Promise<G
         protectedForRead: [join(vault, '.vaultd')],
       });
     },
-    async call(name, args) {
+    async call(name, args, decided) {
       const tool = toolOf(world, name);
       const normal = tool.normalize === undefined ? args : tool.normalize(args, world.config);
       const { ctx: base, processes } = makeContext(world.config, vault);
-      const ctx: ToolContext = { ...base, files: await world.files() };
+      const files = await world.files();
+      // The gate's effects, as the executor passes them.
+      const effects = decided ?? (await effectsOf(tool, normal, { config: world.config, files }));
+      const ctx: ToolContext = { ...base, files, effects };
       try {
         return await tool.handler(normal, ctx);
       } finally {
