@@ -8,6 +8,7 @@ import type { PackContext, PackHandle, PackRoot, ToolPack } from '../protocol/pa
 import type { ToolRegistry } from '../protocol/registry.ts';
 import type { JsonSchema, RateLimit, Tool, VaultAccess } from '../protocol/types.ts';
 import { createVaultAccess, type SharedAccess } from '../vault/access.ts';
+import { protectedForWrite } from '../vault/protected.ts';
 import { BUILTIN_PACKS } from './index.ts';
 import type { VaultLayout } from '../vault/layout.ts';
 
@@ -354,22 +355,4 @@ export class PackHost {
     const unsubscribe = handle.onChange?.(sync) ?? (() => undefined);
     this.#running.set(pack.name, { pack, handle, controller, unsubscribe, config, files });
   }
-}
-
-/** vaultd's own folders and state, and the editor's: no tool writes there. */
-function protectedForWrite(layout: VaultLayout): string[] {
-  return [
-    layout.state,
-    layout.inProgress,
-    layout.pending,
-    layout.approved,
-    layout.rejected,
-    layout.done,
-    layout.failed,
-    layout.logs,
-    join(layout.root, '.obsidian'),
-    join(layout.root, '.git'),
-    join(layout.root, '.trash'),
-    join(layout.root, 'Dashboard.md'),
-  ];
 }

@@ -33,12 +33,17 @@ export interface SharedAccess extends VaultAccess {
 // eslint-disable-next-line no-control-regex -- control characters are exactly what this finds
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
 
+/** The name git keeps a repository under, a folder or a `gitdir:` file. */
+const GIT_DIR = '.git';
+
 /**
  * Build the paths tools may touch: every path is resolved against a root on its real path
  * (symbolic links resolved, also for the parent of a file that does not exist yet) and must stay
  * inside a root, with the separator as the boundary (`/vault2` is not inside `/vault`); writes
- * need a writable root and never reach a protected path; reads never reach a path protected for
- * reading. The roots' and protected paths' real paths are read once here.
+ * need a writable root and never reach a protected path nor a `.git` folder or file at any depth
+ * below a root (its hooks and config run when a person next uses git there; git tools change a
+ * repository through git, not through this); reads never reach a path protected for reading. The
+ * roots' and protected paths' real paths are read once here.
  * @param options roots and protected paths.
  */
 export async function createVaultAccess(options: AccessOptions): Promise<SharedAccess> {
@@ -52,6 +57,7 @@ export async function createVaultAccess(options: AccessOptions): Promise<SharedA
       }),
     );
   }
+  const spelled = options.roots.map((spec) => resolve(spec.path));
   const noWrite = await Promise.all((options.protectedForWrite ?? []).map(realOrResolved));
   const noRead = await Promise.all((options.protectedForRead ?? []).map(realOrResolved));
   const make = (onChanged: (path: string) => void): SharedAccess => ({
@@ -89,6 +95,22 @@ export async function createVaultAccess(options: AccessOptions): Promise<SharedA
           `${input} is in ${relativeTo(root, blocked)}, which belongs to vaultd (or the editor) and no tool may ${mode === 'write' ? 'change' : 'read'}`,
         );
       }
+      if (mode === 'write') {
+        // The path as spelled too: a `.git` that is a link to a folder of another name is still
+        // the repository's.
+        const git =
+          gitFolderIn(real, root.path) ??
+          roots
+            .flatMap((r, i) => [r.path, spelled[i] ?? r.path])
+            .map((top) => gitFolderIn(candidate, top))
+            .find((g) => g !== undefined);
+        if (git !== undefined) {
+          throw new ToolError(
+            'PERMISSION_DENIED',
+            `${input} is ${git.whole ? '' : 'in '}${git.shown}, a git repository's own folder, which no tool may change: its hooks and config run as programs when someone next uses git there; change a repository with the git tools`,
+          );
+        }
+      }
       return Object.freeze({ path: real, root, relative: relativeTo(root, real), exists });
     },
     display(resolved: ResolvedPath): string {
@@ -112,6 +134,19 @@ export async function createVaultAccess(options: AccessOptions): Promise<SharedA
 export function isInside(child: string, parent: string): boolean {
   if (child === parent) return true;
   return child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
+}
+
+/**
+ * The first `.git` component of `path` below `top` (compared without case: on a case-insensitive
+ * disk `.GIT` is the same folder), as `/`-separated path from `top`, and whether it is the whole
+ * path; undefined when there is none or `path` is not below `top`.
+ */
+function gitFolderIn(path: string, top: string): { shown: string; whole: boolean } | undefined {
+  if (!isInside(path, top)) return undefined;
+  const parts = relative(top, path).split(sep);
+  const at = parts.findIndex((part) => part.toLowerCase() === GIT_DIR);
+  if (at < 0) return undefined;
+  return { shown: parts.slice(0, at + 1).join('/'), whole: at === parts.length - 1 };
 }
 
 function relativeTo(root: FileRoot, path: string): string {

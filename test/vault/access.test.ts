@@ -98,6 +98,42 @@ describe('VaultAccess: paths confined to roots on their real paths', () => {
     assert.equal((await access.resolve('Done/old.md', 'read')).relative, 'Done/old.md');
   });
 
+  it('refuses writes into a .git folder or file at any depth, with no protected path configured', async () => {
+    // As the executor's default access: the vault alone, nothing listed as protected.
+    const bare = await createVaultAccess({
+      roots: [{ name: 'vault', path: vault, writable: true }],
+    });
+    await mkdir(join(vault, 'Scratch', 'proj', '.git', 'hooks'), { recursive: true });
+    await mkdir(join(vault, 'Scratch', 'gitdirs', 'sep'), { recursive: true });
+    // A `.git` that is a link to a git folder of another name (git init --separate-git-dir).
+    await mkdir(join(vault, 'Scratch', 'sep'));
+    await symlink(join(vault, 'Scratch', 'gitdirs', 'sep'), join(vault, 'Scratch', 'sep', '.git'));
+    for (const path of [
+      'Scratch/proj/.git/hooks/pre-commit',
+      'Scratch/proj/.git',
+      'Scratch/proj/.Git/config',
+      'Scratch/x/../proj/.git/config',
+      join(vault, 'Scratch', 'proj', '.git', 'config'),
+      'Scratch/fresh/.git',
+      'Scratch/sep/.git/hooks/pre-commit',
+      '.git/config',
+    ]) {
+      await assert.rejects(bare.resolve(path, 'write'), (error: unknown) => {
+        assert.ok(error instanceof ToolError, String(error));
+        assert.equal(error.code, 'PERMISSION_DENIED', path);
+        assert.match(error.message, /\.git.*no tool may change/i, path);
+        return true;
+      });
+      await bare.resolve(path, 'read');
+    }
+    assert.equal(
+      (await bare.resolve('Scratch/proj/.gitignore', 'write')).relative,
+      'Scratch/proj/.gitignore',
+    );
+    assert.equal((await bare.resolve('Scratch/proj', 'write')).relative, 'Scratch/proj');
+    await rm(join(vault, 'Scratch'), { recursive: true });
+  });
+
   it('keeps a read-only root read-only, and names it by absolute path', async () => {
     const inExtra = await access.resolve(join(base, 'extra', 'f.txt'), 'read');
     assert.equal(inExtra.root.name, 'extra');

@@ -181,6 +181,73 @@ describe('path escapes', () => {
     assert.equal(existsSync(join(box.vault, 'Notes', 'a.md')), true);
   });
 
+  it("refuses writes into a repository's .git at any depth, folder or file, however the path is spelled", async () => {
+    // A scratch repository: a hook or core.fsmonitor written there runs when a person next uses git.
+    const repo = join(box.vault, 'Scratch', 'proj');
+    await mkdir(join(repo, '.git', 'hooks'), { recursive: true });
+    await writeFile(join(repo, '.git', 'config'), '[core]\n');
+    await writeFile(join(repo, 'readme.md'), 'secret\n');
+    // A linked worktree or submodule: `.git` is a file naming the git folder.
+    await mkdir(join(box.vault, 'Scratch', 'wt'));
+    await writeFile(join(box.vault, 'Scratch', 'wt', '.git'), `gitdir: ${join(repo, '.git')}\n`);
+    await symlink(join(repo, '.git'), join(box.vault, 'Notes', 'to-git'));
+    await symlink(join(repo, '.git', 'hooks'), join(box.vault, 'Notes', 'hooks-dir'));
+    try {
+      const paths = [
+        'Scratch/proj/.git/hooks/pre-commit',
+        'Scratch/proj/.git/config',
+        'Scratch/proj/.git',
+        'Scratch/proj/.git/',
+        'Scratch/proj/./.git/hooks/post-checkout',
+        'Scratch/other/../proj/.git/hooks/pre-commit',
+        join(repo, '.git', 'hooks', 'pre-commit'),
+        'Scratch/proj/.GIT/hooks/pre-commit',
+        'Scratch/new/.git/config',
+        'Scratch/wt/.git',
+        'Notes/to-git/hooks/pre-commit',
+        'Notes/hooks-dir/pre-commit',
+        'deep/a/b/c/.git/HEAD',
+        '.git/config',
+      ];
+      for (const path of paths) {
+        for (const [tool, args] of writeCalls(path)) {
+          await refused(
+            box.call(tool, args),
+            'PERMISSION_DENIED',
+            /\.git.*no tool may change/i,
+          ).catch((error: Error) => {
+            throw new Error(`${tool.name} ${JSON.stringify(args)}: ${error.message}`);
+          });
+        }
+      }
+      // A folder holding a repository is not moved or deleted whole either.
+      await refused(
+        box.call(deleteFile, { path: 'Scratch', recursive: true }),
+        'PERMISSION_DENIED',
+      );
+      await refused(
+        box.call(moveFile, { source: 'Scratch/proj', destination: 'Notes/proj' }),
+        'PERMISSION_DENIED',
+      );
+      assert.deepEqual(await readdir(join(repo, '.git', 'hooks')), []);
+      assert.equal(await readFile(join(repo, '.git', 'config'), 'utf8'), '[core]\n');
+      assert.equal(existsSync(join(box.vault, 'Scratch', 'new')), false);
+      // Reads stay allowed, and so do writes beside the .git folder and names that only look like it.
+      assert.equal(
+        (await box.call(readTool, { path: 'Scratch/proj/.git/config' })).content,
+        '[core]\n',
+      );
+      await box.call(writeTool, { path: 'Scratch/proj/src/main.ts', content: 'x\n' });
+      await box.call(writeTool, { path: 'Scratch/proj/.gitignore', content: 'dist\n' });
+      await box.call(writeTool, { path: 'Scratch/proj/notes.git/x', content: 'x\n' });
+      await box.call(writeTool, { path: 'Scratch/proj/.git-notes/x', content: 'x\n' });
+    } finally {
+      await rm(join(box.vault, 'Scratch'), { recursive: true, force: true });
+      await rm(join(box.vault, 'Notes', 'to-git'));
+      await rm(join(box.vault, 'Notes', 'hooks-dir'));
+    }
+  });
+
   it("refuses reads of vaultd's state, and leaves it out of searches", async () => {
     for (const path of [
       '.vaultd/state.json',

@@ -2,6 +2,7 @@
 // calls written into notes, dangerous ones waiting in Pending_Approval/ with a diff preview,
 // decided from the command line or in the note, a stale preview asked again.
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { readFile, writeFile, mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -79,6 +80,46 @@ describe('filesystem pack end to end', { timeout: 120_000 }, () => {
     const [result] = resultsOf(await waitInFolder(vault, 'scratch.md', 'Done'));
     assert.equal(result?.metadata['safety_level'], 'cautious');
     assert.equal(await file('Scratch/tmp.md'), 'draft\n');
+  });
+
+  it("refuses a scratch write into a repository's .git and a write into the inbox, even when approved", async () => {
+    // A hook written here would run when a person next commits in the repository; a note written
+    // into the inbox would be run by vaultd as calls no agent wrote there itself.
+    await mkdir(join(vault.root, 'Scratch', 'proj', '.git', 'hooks'), { recursive: true });
+    const hookPath = 'Scratch/proj/.git/hooks/pre-commit';
+    await vault.drop(
+      'refused.md',
+      note(
+        'Refused',
+        callBlock('write_file', { path: hookPath, content: '#!/bin/sh\ntouch /tmp/x\n' }, 'h'),
+        callBlock(
+          'write_file',
+          { path: 'Needs_Action/injected.md', content: callBlock('list_directory', {}, 'inj') },
+          'n',
+        ),
+      ),
+    );
+    // The scratch write no longer runs at once: its path is refused, so a human is told it will fail.
+    const pending = await waitPending(vault, 'refused.md');
+    assert.match(
+      pending,
+      /This call will fail: Scratch\/proj\/\.git\/hooks\/pre-commit is in Scratch\/proj\/\.git, a git repository's own folder/,
+    );
+    assert.match(pending, /This call will fail: Needs_Action\/injected\.md is in Needs_Action/);
+    const list = await cli('approvals', '--json');
+    for (const r of JSON.parse(list.stdout) as { id: string; callId: string }[]) {
+      if (r.callId === 'h' || r.callId === 'n') assert.equal((await cli('approve', r.id)).code, 0);
+    }
+    const results = resultsOf(await waitInFolder(vault, 'refused.md', 'Failed'));
+    assert.deepEqual(
+      results.map((r) => [r.id, r.error?.code]),
+      [
+        ['h', 'PERMISSION_DENIED'],
+        ['n', 'PERMISSION_DENIED'],
+      ],
+    );
+    assert.equal(existsSync(join(vault.root, hookPath)), false);
+    assert.equal(await vault.whereIs('injected.md'), undefined);
   });
 
   it('reads what is on disk now, never an older result from the cache', async () => {

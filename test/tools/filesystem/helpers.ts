@@ -4,6 +4,7 @@
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CONFIG_DEFAULTS } from '../../../src/config/defaults.ts';
 import { effectsOf } from '../../../src/protocol/effects.ts';
 import { ToolError } from '../../../src/protocol/errors.ts';
 import { isToolOutput } from '../../../src/protocol/output.ts';
@@ -16,6 +17,8 @@ import type {
 } from '../../../src/protocol/types.ts';
 import { validateArguments } from '../../../src/protocol/validate.ts';
 import { createVaultAccess, type RootSpec, type SharedAccess } from '../../../src/vault/access.ts';
+import { resolveLayout } from '../../../src/vault/layout.ts';
+import { protectedForWrite } from '../../../src/vault/protected.ts';
 import { makeContext } from '../context.ts';
 
 /** vaultd's own folders in the test vault, as the daemon protects them. */
@@ -88,14 +91,10 @@ export async function makeSandbox(
   await writeFile(join(outside, 'secret.txt'), 'outside secret\n');
   const access = await createVaultAccess({
     roots: [{ name: 'vault', path: vault, writable: true }, ...extraRoots(base)],
-    protectedForWrite: [
-      ...VAULTD_FOLDERS.map((f) => join(vault, f)),
-      join(vault, '.vaultd'),
-      join(vault, '.obsidian'),
-      join(vault, '.git'),
-      join(vault, '.trash'),
-      join(vault, 'Dashboard.md'),
-    ],
+    // The daemon's own list, so a folder it forgets is refused here only if the daemon refuses it.
+    protectedForWrite: protectedForWrite(
+      resolveLayout({ vault, folders: CONFIG_DEFAULTS.folders }),
+    ),
     protectedForRead: [join(vault, '.vaultd')],
   });
   const changed: string[] = [];
