@@ -325,6 +325,7 @@ describe(
         'many/package.json': '{}',
         'box/package.json': '{}',
         'box/w.boxed': 'WRITE\n',
+        'box/caps.boxed': 'CAPS\n',
         'free/package.json': '{}',
         'free/w.mini': 'WRITE\n',
         'many/a.mini': 'WARN\n',
@@ -491,6 +492,14 @@ describe(
       const boxed = ok(await lsp.call('hover', { path: 'box/w.boxed', line: 1, column: 1 }));
       assert.match(boxed.content, /write failed: EROFS/);
       assert.equal(existsSync(join(base, 'vault/box/written-by-server')), false);
+    });
+
+    it('runs a sandboxed server with no capabilities, as run_as when vaultd is root', async () => {
+      const boxed = ok(await lsp.call('hover', { path: 'box/caps.boxed', line: 1, column: 1 }));
+      assert.match(boxed.content, /CapEff:\s+0+\b/, boxed.content);
+      const uid = process.getuid?.() === 0 ? 65_534 : process.getuid?.();
+      assert.match(boxed.content, new RegExp(`uid ${String(uid)}\\b`), boxed.content);
+      assert.doesNotMatch(boxed.content, /remounted/);
     });
 
     it('searches symbols in every workspace of a folder', async () => {
