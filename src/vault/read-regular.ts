@@ -13,20 +13,34 @@ const READ_NOWAIT = constants.O_RDONLY | constants.O_NONBLOCK;
 
 /** Thrown (as `code`) for a path that is not a regular file. */
 const NOT_REGULAR = 'ENOTREG';
+/** Thrown (as `code`, with `nlink`) for a file with other hard links, when asked to refuse them. */
+export const LINKED = 'ELINKED';
 
 /**
  * Open a path to read it, without waiting on a fifo, and refuse anything but a regular file.
  * @param path the file.
+ * @param singleLink refuse a file with other hard links too (code `ELINKED`, with `nlink`).
  * @returns the open file and its size; the caller closes it.
- * @throws the open's error, or an error with code `ENOTREG`.
+ * @throws the open's error, or an error with code `ENOTREG` or `ELINKED`.
  */
-async function openRegular(path: string): Promise<{ handle: FileHandle; size: number }> {
+async function openRegular(
+  path: string,
+  singleLink = false,
+): Promise<{ handle: FileHandle; size: number }> {
   const handle = await open(path, READ_NOWAIT);
   try {
     const stat = await handle.stat();
     if (!stat.isFile()) {
       throw Object.assign(new Error(`${path} is not a regular file`), {
         code: NOT_REGULAR,
+        path,
+      });
+    }
+    // Checked on the open file: a link made after a stat of the path cannot slip through.
+    if (singleLink && stat.nlink > 1) {
+      throw Object.assign(new Error(`${path} has other hard links`), {
+        code: LINKED,
+        nlink: stat.nlink,
         path,
       });
     }
@@ -41,10 +55,16 @@ async function openRegular(path: string): Promise<{ handle: FileHandle; size: nu
  * A regular file's content, read without waiting on a fifo.
  * @param path the file.
  * @param maxBytes refuse a larger file (code `EFBIG`).
+ * @param options `singleLink`: refuse a file with other hard links (code `ELINKED`), which may
+ *   be outside the roots; default false.
  * @throws as {@link openRegular}, or `EFBIG`.
  */
-export async function readRegularFile(path: string, maxBytes = Infinity): Promise<Buffer> {
-  const { handle, size } = await openRegular(path);
+export async function readRegularFile(
+  path: string,
+  maxBytes = Infinity,
+  options: { readonly singleLink?: boolean } = {},
+): Promise<Buffer> {
+  const { handle, size } = await openRegular(path, options.singleLink === true);
   try {
     if (size > maxBytes) {
       throw Object.assign(new Error(`${path} is ${size} bytes, over ${maxBytes}`), {

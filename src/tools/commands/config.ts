@@ -1,4 +1,5 @@
 import type { JsonSchema, SafetyLevel } from '../../protocol/types.ts';
+import { runAsSchema } from '../sandbox/run-as.ts';
 
 /** One command tool as configured under `tools.commands.<name>`. */
 export interface CommandConfig {
@@ -15,7 +16,7 @@ export interface CommandConfig {
   readonly timeoutMs: number | undefined;
   /** Environment variables passed to the program, besides PATH. */
   readonly env: Readonly<Record<string, string>>;
-  /** Run in the shell pack's sandbox. */
+  /** Run in a bubblewrap sandbox (as `tools.commands.run_as` when vaultd runs as root). */
   readonly sandbox: boolean;
 }
 
@@ -36,11 +37,14 @@ const commandSchema: JsonSchema = {
   additionalProperties: false,
 };
 
-/** JSON Schema of `tools.commands`: one command per key (its tool's name). */
+/**
+ * JSON Schema of `tools.commands`: one command per key (its tool's name), besides `run_as`, the
+ * user sandboxed commands run as when vaultd runs as root (as `tools.shell.run_as`).
+ */
 export const commandsConfigSchema: JsonSchema = {
   type: 'object',
   propertyNames: { pattern: '^[a-z][a-z0-9_]*$' },
-  properties: { enabled: { type: 'boolean' }, limits: { type: 'object' } },
+  properties: { enabled: { type: 'boolean' }, limits: { type: 'object' }, run_as: runAsSchema },
   additionalProperties: commandSchema,
 };
 
@@ -51,7 +55,7 @@ export const commandsConfigSchema: JsonSchema = {
 export function readCommands(section: Readonly<Record<string, unknown>>): CommandConfig[] {
   const out: CommandConfig[] = [];
   for (const [name, raw] of Object.entries(section)) {
-    if (name === 'enabled' || name === 'limits') continue;
+    if (name === 'enabled' || name === 'limits' || name === 'run_as') continue;
     const c = raw as Record<string, unknown>;
     out.push({
       name,

@@ -4,7 +4,9 @@ import type { PackHandle, ToolPack } from '../../protocol/pack.ts';
 import type { Tool, ToolContext } from '../../protocol/types.ts';
 import { fillArgv, placeholders } from './argv.ts';
 import { commandsConfigSchema, readCommands, type CommandConfig } from './config.ts';
-import { sandboxed } from './sandbox.ts';
+import { readRunAs } from '../sandbox/run-as.ts';
+import { vaultPaths } from '../sandbox/vault-mounts.ts';
+import { sandboxed, type CommandSandbox } from './sandbox.ts';
 
 /** Output kept of a command's stdout and stderr each. */
 const OUTPUT_BYTES = 256 * 1024;
@@ -18,8 +20,9 @@ export const commandsPack: ToolPack = {
   name: 'commands',
   description: 'programs the operator names in config, run with an argument vector (never a shell)',
   configSchema: commandsConfigSchema,
-  start(ctx): PackHandle {
-    const tools = readCommands(ctx.config).map(commandTool);
+  async start(ctx): Promise<PackHandle> {
+    const sandbox = { paths: await vaultPaths(ctx), runAs: readRunAs(ctx.config['run_as']) };
+    const tools = readCommands(ctx.config).map((command) => commandTool(command, sandbox));
     return { tools: () => tools, stop: async () => undefined };
   },
 };
@@ -27,9 +30,10 @@ export const commandsPack: ToolPack = {
 /**
  * Declare one configured command as a tool.
  * @param command its config.
+ * @param sandbox the vault's paths and `run_as`, for a sandboxed command (a started pack's).
  * @throws Error when the argv names a parameter the command does not declare.
  */
-export function commandTool(command: CommandConfig): Tool {
+export function commandTool(command: CommandConfig, sandbox?: CommandSandbox): Tool {
   const missing = placeholders(command.argv).filter((p) => !Object.hasOwn(command.parameters, p));
   if (missing.length > 0) {
     throw new Error(
@@ -47,23 +51,34 @@ export function commandTool(command: CommandConfig): Tool {
       ...(command.timeoutMs === undefined ? {} : { timeoutMs: command.timeoutMs }),
       preview: (args) =>
         `Run ${JSON.stringify(fillArgv(command.argv, args))}\nin ${command.cwd}${command.sandbox ? ' (in the bubblewrap sandbox, no network)' : ''}`,
-      handler: (args, ctx) => runCommand(command, args, ctx),
+      handler: (args, ctx) => runCommand(command, sandbox, args, ctx),
     }),
   );
 }
 
 async function runCommand(
   command: CommandConfig,
+  sandbox: CommandSandbox | undefined,
   args: Record<string, unknown>,
   ctx: ToolContext,
 ): Promise<unknown> {
   const argv = fillArgv(command.argv, args);
-  const cwd = await ctx.files.resolve(command.cwd, 'read');
+  // A sandboxed command may write its working directory: it must be one a tool may write.
+  const cwd = await ctx.files.resolve(command.cwd, command.sandbox ? 'write' : 'read');
   if (!cwd.exists) {
     throw new ToolError('EXECUTION_FAILED', `the working directory ${command.cwd} does not exist`);
   }
   const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...command.env };
-  const [file, ...rest] = command.sandbox ? await sandboxed(argv, cwd.path, env) : argv;
+  if (command.sandbox && sandbox === undefined) {
+    throw new ToolError(
+      'EXECUTION_FAILED',
+      `${command.name} runs in a sandbox; start the pack first`,
+    );
+  }
+  const [file, ...rest] =
+    command.sandbox && sandbox !== undefined
+      ? await sandboxed(argv, cwd.path, env, ctx.files, sandbox)
+      : argv;
   if (file === undefined) throw new ToolError('EXECUTION_FAILED', 'the command is empty');
   let result;
   try {

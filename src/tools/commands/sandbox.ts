@@ -1,31 +1,72 @@
 import { access, constants } from 'node:fs/promises';
 import { ToolError } from '../../protocol/errors.ts';
+import type { VaultAccess } from '../../protocol/types.ts';
+import {
+  checkSearchable,
+  dropUserArgv,
+  runsAsRoot,
+  SETPRIV,
+  type RunAs,
+} from '../sandbox/run-as.ts';
+import { vaultMountArgs, vaultMounts, type VaultPaths } from '../sandbox/vault-mounts.ts';
 
 const BWRAP = '/usr/bin/bwrap';
 
+/** What the commands pack's sandbox needs to know besides the command. */
+export interface CommandSandbox {
+  /** The vault and vaultd's state folder. */
+  readonly paths: VaultPaths;
+  /** The user sandboxed commands run as when vaultd runs as root. */
+  readonly runAs: RunAs;
+}
+
 /**
- * The argument vector that runs a command in a bubblewrap sandbox: the system read-only, the
- * working directory writable, a private /tmp, no network, a new PID namespace, dying with vaultd,
- * and only the given environment.
+ * The argument vector that runs a command in a bubblewrap sandbox: (as root: `setpriv` to
+ * `run_as` first) a new user namespace with no capabilities, the system read-only, the working
+ * directory writable, vaultd's state hidden and, when the working directory holds the vault, the
+ * vault's protected folders and files read-only (as the shell pack's sandbox), a private /tmp, no
+ * network, a new PID namespace, dying with vaultd, and only the given environment.
  * @param argv the command.
  * @param cwd its working directory (absolute, real).
  * @param env its environment.
- * @throws ToolError when bubblewrap is not installed (never a silent run without the sandbox).
+ * @param files the tool's roots, which know the vault's protected paths.
+ * @param sandbox the vault's paths and `run_as`.
+ * @throws ToolError when bubblewrap (or, as root, setpriv) is not installed (never a silent run
+ *   without the sandbox), or `run_as` cannot enter the working directory.
  */
 export async function sandboxed(
   argv: readonly string[],
   cwd: string,
   env: Readonly<Record<string, string>>,
+  files: VaultAccess,
+  sandbox: CommandSandbox,
 ): Promise<string[]> {
-  try {
-    await access(BWRAP, constants.X_OK);
-  } catch {
-    throw new ToolError(
-      'EXECUTION_FAILED',
-      'this command runs in a bubblewrap sandbox, and bubblewrap is not installed (apt install bubblewrap)',
-    );
+  for (const program of [BWRAP, ...(runsAsRoot() ? [SETPRIV] : [])]) {
+    try {
+      await access(program, constants.X_OK);
+    } catch {
+      throw new ToolError(
+        'EXECUTION_FAILED',
+        program === BWRAP
+          ? 'this command runs in a bubblewrap sandbox, and bubblewrap is not installed (apt install bubblewrap)'
+          : `this command runs in a sandbox as tools.commands.run_as, and ${SETPRIV} is not installed (util-linux)`,
+      );
+    }
   }
+  if (runsAsRoot()) {
+    await checkSearchable(cwd, sandbox.runAs, {
+      who: 'sandboxed commands',
+      key: 'tools.commands.run_as',
+    });
+  }
+  const mounts = await vaultMounts(cwd, files, sandbox.paths);
+  // The whole system is shown read-only, the vault with it: vaultd's state is hidden wherever the
+  // working directory is, not only when it holds the vault.
+  const hide = mounts.hide.includes(sandbox.paths.state)
+    ? mounts.hide
+    : [...mounts.hide, ...((await exists(sandbox.paths.state)) ? [sandbox.paths.state] : [])];
   return [
+    ...dropUserArgv(sandbox.runAs),
     BWRAP,
     '--ro-bind',
     '/',
@@ -39,9 +80,14 @@ export async function sandboxed(
     '--bind',
     cwd,
     cwd,
+    ...vaultMountArgs({ hide, readOnly: mounts.readOnly }),
     '--chdir',
     cwd,
     '--unshare-all',
+    '--unshare-user',
+    '--disable-userns',
+    '--cap-drop',
+    'ALL',
     '--die-with-parent',
     '--new-session',
     '--clearenv',
@@ -49,4 +95,11 @@ export async function sandboxed(
     '--',
     ...argv,
   ];
+}
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
 }

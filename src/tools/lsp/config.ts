@@ -1,5 +1,6 @@
 import type { PackRoot } from '../../protocol/pack.ts';
 import type { JsonSchema } from '../../protocol/types.ts';
+import { readRunAs, runAsSchema, type RunAs } from '../sandbox/run-as.ts';
 
 /** One language server as configured: what it runs and which files it serves. */
 export interface ServerConfig {
@@ -39,6 +40,8 @@ export interface LspConfig {
   readonly maxServers: number;
   /** Largest message accepted from a server. */
   readonly maxMessageBytes: number;
+  /** The user sandboxed servers run as when vaultd runs as root. */
+  readonly runAs: RunAs;
 }
 
 /** The servers vaultd knows without config: TypeScript and JavaScript. */
@@ -103,6 +106,7 @@ export const lspConfigSchema: JsonSchema = {
     max_files: { type: 'integer', minimum: 1, maximum: 1000, default: 50 },
     max_servers: { type: 'integer', minimum: 1, maximum: 64, default: 4 },
     max_message_bytes: { type: 'integer', minimum: 65_536, default: 16 * 1024 * 1024 },
+    run_as: runAsSchema,
   },
   additionalProperties: false,
 };
@@ -171,6 +175,7 @@ export function readLspConfig(section: Readonly<Record<string, unknown>>): LspCo
     maxFiles: num('max_files', 50),
     maxServers: num('max_servers', 4),
     maxMessageBytes: num('max_message_bytes', 16 * 1024 * 1024),
+    runAs: readRunAs(section['run_as']),
   });
 }
 

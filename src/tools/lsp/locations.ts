@@ -1,6 +1,7 @@
+import { stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { ResolvedPath, VaultAccess } from '../../protocol/types.ts';
-import { readRegularFile } from '../../vault/read-regular.ts';
+import { LINKED, readRegularFile } from '../../vault/read-regular.ts';
 import { splitLines, toHumanPosition, type LspPosition } from './positions.ts';
 
 /** Largest file the pack opens or quotes from. */
@@ -29,7 +30,8 @@ export interface Place {
 /**
  * Turns the locations servers send into places inside the pack's roots, reading each file once
  * per call; a location outside the roots (the TypeScript library, a file a project's config points
- * at elsewhere) is counted, never read or shown.
+ * at elsewhere), or in a file with other hard links (one may be outside the roots), is counted,
+ * never read or shown.
  */
 export class PlaceFinder {
   readonly #files: VaultAccess;
@@ -90,7 +92,7 @@ export class PlaceFinder {
     }
     try {
       const resolved = await this.#files.resolve(path, 'read');
-      if (resolved.exists) return resolved;
+      if (resolved.exists && (await stat(resolved.path)).nlink <= 1) return resolved;
     } catch {
       // Outside the roots, or in vaultd's state: counted below.
     }
@@ -113,14 +115,31 @@ export class PlaceFinder {
 }
 
 /**
- * A file's text when it is a file of at most {@link MAX_FILE_BYTES}, else undefined.
+ * A file's text when it is a file of at most {@link MAX_FILE_BYTES} with no other hard links,
+ * else undefined.
  * @param path absolute path.
  */
 export async function readText(path: string): Promise<string | undefined> {
+  const source = await readSource(path);
+  return source !== undefined && 'text' in source ? source.text : undefined;
+}
+
+/**
+ * A file's text, or its link count when it has other hard links (which may be outside the roots,
+ * so it is not read, as the filesystem pack does not), or undefined when it is not a file of at
+ * most {@link MAX_FILE_BYTES}.
+ * @param path absolute path.
+ */
+export async function readSource(
+  path: string,
+): Promise<{ readonly text: string } | { readonly nlink: number } | undefined> {
   try {
     // Opened without waiting on a fifo, then checked: a stat first would leave a moment to swap.
-    return (await readRegularFile(path, MAX_FILE_BYTES)).toString('utf8');
-  } catch {
+    const bytes = await readRegularFile(path, MAX_FILE_BYTES, { singleLink: true });
+    return { text: bytes.toString('utf8') };
+  } catch (error) {
+    const { code, nlink } = error as { code?: unknown; nlink?: unknown };
+    if (code === LINKED && typeof nlink === 'number') return { nlink };
     return undefined;
   }
 }

@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { LspConfig, ServerConfig } from './config.ts';
-import { BWRAP, hasBubblewrap } from './sandbox.ts';
+import { ToolError } from '../../protocol/errors.ts';
+import { checkSearchable, runsAsRoot } from '../sandbox/run-as.ts';
+import { BWRAP, missingSandboxProgram } from './sandbox.ts';
 import { LanguageServer, ServerFailure } from './server.ts';
 import { isTypescriptLanguageServer, resolveCommand, trustedTsserver } from './workspace.ts';
 
@@ -96,11 +98,25 @@ export class ServerPool {
         false,
       );
     }
-    if (server.sandbox && !(await hasBubblewrap())) {
+    const missing = server.sandbox ? await missingSandboxProgram() : undefined;
+    if (missing !== undefined) {
       throw new ServerFailure(
-        `the ${server.name} language server is configured to run in a bubblewrap sandbox, and ${BWRAP} is not installed (apt install bubblewrap)`,
+        missing === BWRAP
+          ? `the ${server.name} language server is configured to run in a bubblewrap sandbox, and ${BWRAP} is not installed (apt install bubblewrap)`
+          : `the ${server.name} language server runs in a sandbox as tools.lsp.run_as, and ${missing} is not installed (util-linux)`,
         false,
       );
+    }
+    if (server.sandbox && runsAsRoot()) {
+      try {
+        await checkSearchable(root, this.#config.runAs, {
+          who: 'sandboxed language servers',
+          key: 'tools.lsp.run_as',
+        });
+      } catch (error) {
+        if (!(error instanceof ToolError)) throw error;
+        throw new ServerFailure(error.message, false);
+      }
     }
     let initializationOptions: Record<string, unknown> = { ...server.initializationOptions };
     if (isTypescriptLanguageServer(server, command)) {

@@ -1,25 +1,30 @@
 import { dirname } from 'node:path';
 import { access, constants } from 'node:fs/promises';
+import { runsAsRoot, SETPRIV } from '../sandbox/run-as.ts';
 
 /** Where bubblewrap is expected. */
 export const BWRAP = '/usr/bin/bwrap';
 
 /**
- * Whether bubblewrap can be run.
+ * The program a sandboxed server needs that is not installed: bubblewrap, or (when vaultd runs as
+ * root) setpriv; undefined when both are there.
  */
-export async function hasBubblewrap(): Promise<boolean> {
-  try {
-    await access(BWRAP, constants.X_OK);
-    return true;
-  } catch {
-    return false;
+export async function missingSandboxProgram(): Promise<string | undefined> {
+  for (const program of [BWRAP, ...(runsAsRoot() ? [SETPRIV] : [])]) {
+    try {
+      await access(program, constants.X_OK);
+    } catch {
+      return program;
+    }
   }
+  return undefined;
 }
 
 /**
  * The arguments of bubblewrap that run a language server with the whole file system read-only,
  * the pack's roots visible (read-only, also when they are under /tmp), a private /tmp, no
- * network, its own PID namespace, dying with vaultd, and only the given environment.
+ * network, its own user (no capabilities) and PID namespaces, dying with vaultd, and only the
+ * given environment. As root, the caller runs bwrap through `setpriv` to `run_as`.
  * @param argv the server's program and arguments.
  * @param cwd its working directory (the workspace root, absolute, real).
  * @param roots the pack's roots (absolute, real).
@@ -55,6 +60,10 @@ export function sandboxArgs(
     '--chdir',
     cwd,
     '--unshare-all',
+    '--unshare-user',
+    '--disable-userns',
+    '--cap-drop',
+    'ALL',
     '--die-with-parent',
     '--clearenv',
     ...Object.entries(env).flatMap(([key, value]) => ['--setenv', key, value]),

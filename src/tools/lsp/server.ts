@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
 import type { LspConfig, ServerConfig } from './config.ts';
 import { JsonRpcConnection, JsonRpcError } from './json-rpc.ts';
+import { dropUserArgv } from '../sandbox/run-as.ts';
 import { BWRAP, sandboxArgs } from './sandbox.ts';
 import { safePath, type ResolvedCommand } from './workspace.ts';
 
@@ -111,7 +112,7 @@ export class LanguageServer {
     const env = { PATH: safePath(), ...server.env };
     const argv = [command.file, ...command.args];
     const [file, ...args] = server.sandbox
-      ? [BWRAP, ...sandboxArgs(argv, root, options.roots, env)]
+      ? [...dropUserArgv(config.runAs), BWRAP, ...sandboxArgs(argv, root, options.roots, env)]
       : argv;
     this.#child = spawn(file as string, args, {
       cwd: root,

@@ -3,7 +3,8 @@ import { ToolError } from '../../protocol/errors.ts';
 import type { ResolvedPath, ToolContext } from '../../protocol/types.ts';
 import { languageIdOf, serverFor, type LspConfig, type ServerConfig } from './config.ts';
 import { JsonRpcError } from './json-rpc.ts';
-import { MAX_FILE_BYTES, readText } from './locations.ts';
+import { checkSingleLink } from '../filesystem/pinned.ts';
+import { MAX_FILE_BYTES, readSource } from './locations.ts';
 import type { ServerPool } from './pool.ts';
 import { splitLines } from './positions.ts';
 import { ServerFailure, type LanguageServer } from './server.ts';
@@ -91,13 +92,18 @@ export async function openFile(
   server: ServerConfig,
   touch = false,
 ): Promise<OpenFile> {
-  const text = await readText(resolved.path);
-  if (text === undefined) {
+  const source = await readSource(resolved.path);
+  if (source !== undefined && 'nlink' in source) {
+    // As the filesystem pack: a hard link may lead out of the roots, and nothing tells where.
+    checkSingleLink(source.nlink, ctx.files.display(resolved));
+  }
+  if (source === undefined || !('text' in source)) {
     throw new ToolError(
       'INVALID_PARAMS',
       `${ctx.files.display(resolved)} cannot be read as text of at most ${MAX_FILE_BYTES} bytes`,
     );
   }
+  const { text } = source;
   const root = await findWorkspaceRoot(
     resolved.path,
     false,

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { access, readdir, realpath, stat } from 'node:fs/promises';
+import { access, lstat, readdir, realpath, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { basename, delimiter, dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -145,7 +145,8 @@ export async function findWorkspaceRoot(
 
 /**
  * The files under a folder whose extension a server serves, sorted, at most `max`; hidden
- * folders, `node_modules` and build output are skipped, and links are not followed.
+ * folders, `node_modules` and build output are skipped, links are not followed, and files with
+ * other hard links (one may be outside the roots) are left out.
  * @param dir absolute real path of the folder.
  * @param extensions the extensions wanted (lower case, with the dot).
  * @param max how many files at most.
@@ -179,6 +180,11 @@ export async function filesUnder(
       } else if (entry.isFile()) {
         const dot = entry.name.lastIndexOf('.');
         if (dot > 0 && extensions.has(entry.name.slice(dot).toLowerCase())) {
+          const nlink = await lstat(path).then(
+            (info) => info.nlink,
+            () => 2,
+          );
+          if (nlink > 1) continue;
           if (files.length >= max) {
             more = true;
             return;

@@ -1,5 +1,6 @@
 import type { PackRoot } from '../../protocol/pack.ts';
 import type { JsonSchema } from '../../protocol/types.ts';
+import { readRunAs, runAsSchema, type RunAs } from '../sandbox/run-as.ts';
 
 /** Resource limits set with `prlimit` inside the sandbox (soft = hard). */
 export interface ShellResources {
@@ -37,7 +38,7 @@ export interface ShellSettings {
   /** Finished job records kept; older ones are deleted with their logs. */
   readonly keepJobs: number;
   /** The user commands run as when vaultd runs as root. */
-  readonly runAs: { readonly uid: number; readonly gid: number };
+  readonly runAs: RunAs;
   readonly resources: ShellResources;
   /** Extra folders a command may run in, besides the vault. */
   readonly roots: readonly PackRoot[];
@@ -80,15 +81,7 @@ export const shellConfigSchema: JsonSchema = {
     output_bytes: { type: 'integer', minimum: 1024, maximum: 16_777_216, default: 65_536 },
     max_jobs: { type: 'integer', minimum: 0, maximum: 64, default: 4 },
     keep_jobs: { type: 'integer', minimum: 0, maximum: 10_000, default: 50 },
-    run_as: {
-      type: 'object',
-      properties: {
-        uid: { type: 'integer', minimum: 1, maximum: 4_294_967_294, default: 65_534 },
-        gid: { type: 'integer', minimum: 1, maximum: 4_294_967_294, default: 65_534 },
-      },
-      additionalProperties: false,
-      default: {},
-    },
+    run_as: runAsSchema,
     resources: {
       type: 'object',
       properties: {
@@ -128,7 +121,6 @@ export const shellConfigSchema: JsonSchema = {
 export function readShellSettings(section: Readonly<Record<string, unknown>>): ShellSettings {
   const num = (value: unknown, fallback: number): number =>
     typeof value === 'number' ? value : fallback;
-  const runAs = (section['run_as'] ?? {}) as Record<string, unknown>;
   const res = (section['resources'] ?? {}) as Record<string, unknown>;
   const maxTimeoutS = num(section['max_timeout_s'], 600);
   const defaultTimeoutS = num(section['default_timeout_s'], Math.min(60, maxTimeoutS));
@@ -159,7 +151,7 @@ export function readShellSettings(section: Readonly<Record<string, unknown>>): S
     outputBytes: num(section['output_bytes'], 65_536),
     maxJobs: num(section['max_jobs'], 4),
     keepJobs: num(section['keep_jobs'], 50),
-    runAs: Object.freeze({ uid: num(runAs['uid'], 65_534), gid: num(runAs['gid'], 65_534) }),
+    runAs: readRunAs(section['run_as']),
     resources: Object.freeze({
       cpuSeconds: num(res['cpu_s'], 60),
       memoryMb: num(res['memory_mb'], 1024),

@@ -1,6 +1,6 @@
-import { realpath } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { PackHandle, ToolPack } from '../../protocol/pack.ts';
+import { vaultPaths } from '../sandbox/vault-mounts.ts';
 import { readShellSettings, shellConfigSchema } from './config.ts';
 import { JobStore } from './jobs.ts';
 import { probeSandbox, systemView } from './sandbox.ts';
@@ -37,13 +37,7 @@ export const shellPack: ToolPack = {
       logger: ctx.logger,
     });
     await jobs.open();
-    // stateDir is <vault>/.vaultd/packs/shell: vaultd's state folder is two levels up.
-    const paths = {
-      vault: await realpath(ctx.vault),
-      state: join(
-        await realpath(dirname(dirname(ctx.stateDir))).catch(() => dirname(dirname(ctx.stateDir))),
-      ),
-    };
+    const paths = await vaultPaths(ctx);
     const tools = shellTools(settings, { status, view, jobs, paths });
     return { tools: () => tools, stop: () => jobs.stop() };
   },

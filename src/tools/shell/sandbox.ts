@@ -1,7 +1,11 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { access, constants, lstat, readlink } from 'node:fs/promises';
+import { dropUserArgv, runsAsRoot, SETPRIV } from '../sandbox/run-as.ts';
+import { vaultMountArgs } from '../sandbox/vault-mounts.ts';
 import type { ShellSettings } from './config.ts';
+
+export { runsAsRoot } from '../sandbox/run-as.ts';
 
 /** System folders shown read-only inside the sandbox (symbolic links are recreated as links). */
 const SYSTEM_PATHS = [
@@ -15,7 +19,6 @@ const SYSTEM_PATHS = [
   '/etc',
   '/opt',
 ];
-const SETPRIV = '/usr/bin/setpriv';
 const PRLIMIT = '/usr/bin/prlimit';
 const BASH = '/bin/bash';
 /** Prefix of the no-op variable name that tags each sandbox's bwrap process (see `sweep.ts`). */
@@ -43,11 +46,6 @@ export type SandboxStatus = { readonly ok: true } | { readonly ok: false; readon
 /** A fresh tag for one sandbox. */
 export function newTag(): string {
   return TAG_PREFIX + randomBytes(12).toString('hex');
-}
-
-/** Whether vaultd runs as root, where commands drop to `run_as` before the sandbox. */
-export function runsAsRoot(): boolean {
-  return process.getuid?.() === 0;
 }
 
 /**
@@ -84,15 +82,7 @@ export function sandboxArgv(
     '--',
     plan.command,
   ];
-  const dropUser = runsAsRoot()
-    ? [
-        SETPRIV,
-        `--reuid=${settings.runAs.uid}`,
-        `--regid=${settings.runAs.gid}`,
-        '--clear-groups',
-        '--',
-      ]
-    : [];
+  const dropUser = dropUserArgv(settings.runAs);
   if (settings.sandbox === 'none') return [...dropUser, ...limits];
   const env = sandboxEnv(settings, plan.env);
   return [
@@ -128,8 +118,7 @@ export function sandboxArgv(
     '--bind',
     plan.cwd,
     plan.cwd,
-    ...plan.hide.flatMap((p) => ['--tmpfs', p, '--remount-ro', p]),
-    ...plan.readOnly.flatMap((p) => ['--ro-bind', p, p]),
+    ...vaultMountArgs(plan),
     '--chdir',
     plan.cwd,
     '--',

@@ -1,4 +1,4 @@
-import { cp, mkdir, readdir, readFile, readlink, rename, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, readdir, readFile, readlink, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Executor } from '../../../src/execute/index.ts';
 import type { ToolResult } from '../../../src/protocol/types.ts';
@@ -44,6 +44,8 @@ export async function startLspHost(
   lsp: Record<string, unknown>,
   timeoutMs = 90_000,
 ): Promise<LspHost> {
+  // As root, sandboxed servers run as run_as (65534), which must be able to enter the vault.
+  await chmod(base, 0o755);
   const file = join(base, `vaultd-${seq++}.yaml`);
   await writeFile(file, JSON.stringify({ tools: { lsp: { enabled: true, ...lsp } } }));
   const { host, executor } = await startPackHost(file, {

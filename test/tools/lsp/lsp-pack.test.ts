@@ -2,7 +2,7 @@
 // the pack host and the executor; and against servers that crash, hang, are missing or misbehave.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -325,12 +325,18 @@ describe(
         'many/package.json': '{}',
         'box/package.json': '{}',
         'box/w.boxed': 'WRITE\n',
+        'box/caps.boxed': 'CAPS\n',
         'free/package.json': '{}',
         'free/w.mini': 'WRITE\n',
         'many/a.mini': 'WARN\n',
         'many/b.mini': 'WARN\n',
         'many/c.mini': 'WARN\n',
+        'linked/package.json': '{}',
+        'linked/own.mini': 'WARN fine\n',
       });
+      // A hard link in the vault to a file outside every root (the red team's secret.env).
+      await writeFiles(join(base, 'outside'), { 'secret.env': 'WARN hunter2-outside\n' });
+      await link(join(base, 'outside/secret.env'), join(base, 'vault/linked/leak.mini'));
       lsp = await startLspHost(
         base,
         {
@@ -491,6 +497,33 @@ describe(
       const boxed = ok(await lsp.call('hover', { path: 'box/w.boxed', line: 1, column: 1 }));
       assert.match(boxed.content, /write failed: EROFS/);
       assert.equal(existsSync(join(base, 'vault/box/written-by-server')), false);
+    });
+
+    it('refuses a file with other hard links, as the filesystem pack, and skips it in a folder', async () => {
+      for (const tool of ['diagnostics', 'hover'] as const) {
+        const args = tool === 'hover' ? { line: 1, column: 1 } : {};
+        const result = await lsp.call(tool, { path: 'linked/leak.mini', ...args });
+        assert.equal(result.error?.code, 'PERMISSION_DENIED', `${tool}: ${result.content}`);
+        assert.match(
+          result.error?.message ?? '',
+          /has 1 other hard link\(s\), which may be outside/,
+        );
+        assert.doesNotMatch(JSON.stringify(result), /hunter2/);
+      }
+      const folder = ok(await lsp.call('diagnostics', { path: 'linked' }));
+      assert.deepEqual(
+        (folder.data as DiagnosticsData).files.map((f) => f.path),
+        ['linked/own.mini'],
+      );
+      assert.doesNotMatch(JSON.stringify(folder), /hunter2/);
+    });
+
+    it('runs a sandboxed server with no capabilities, as run_as when vaultd is root', async () => {
+      const boxed = ok(await lsp.call('hover', { path: 'box/caps.boxed', line: 1, column: 1 }));
+      assert.match(boxed.content, /CapEff:\s+0+\b/, boxed.content);
+      const uid = process.getuid?.() === 0 ? 65_534 : process.getuid?.();
+      assert.match(boxed.content, new RegExp(`uid ${String(uid)}\\b`), boxed.content);
+      assert.doesNotMatch(boxed.content, /remounted/);
     });
 
     it('searches symbols in every workspace of a folder', async () => {

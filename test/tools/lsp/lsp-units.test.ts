@@ -1,7 +1,8 @@
 // The lsp pack's pure parts: positions between people and LSP, the JSON-RPC framing, workspace
 // roots, config merging.
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { link, mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -10,7 +11,9 @@ import { ToolError } from '../../../src/protocol/errors.ts';
 import { readLspConfig, serverFor } from '../../../src/tools/lsp/config.ts';
 import { JsonRpcConnection, JsonRpcError } from '../../../src/tools/lsp/json-rpc.ts';
 import { splitLines, toHumanPosition, toLspPosition } from '../../../src/tools/lsp/positions.ts';
+import { PlaceFinder } from '../../../src/tools/lsp/locations.ts';
 import { filesUnder, findWorkspaceRoot } from '../../../src/tools/lsp/workspace.ts';
+import { createVaultAccess } from '../../../src/vault/access.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
 
 describe('positions between people (1-based characters) and LSP (0-based UTF-16)', () => {
@@ -278,5 +281,33 @@ describe('tools.lsp config', () => {
       () => readLspConfig({ servers: { x: { extensions: ['.x'] } } }),
       /servers\.x: command is missing/,
     );
+  });
+});
+
+describe('places in files with other hard links', () => {
+  let base: string;
+  before(async () => {
+    base = await realpath(await mkdtemp(join(tmpdir(), 'vaultd-lsp-link-')));
+    await mkdir(join(base, 'vault'));
+    await mkdir(join(base, 'outside'));
+    await writeFile(join(base, 'outside/secret.ts'), 'export const k = "hunter2";\n');
+    await link(join(base, 'outside/secret.ts'), join(base, 'vault/leak.ts'));
+    await writeFile(join(base, 'vault/own.ts'), 'export const own = 1;\n');
+  });
+  after(() => rm(base, { recursive: true, force: true }));
+
+  it('leaves out a location in a hard-linked file, never quoting it, and keeps an ordinary one', async () => {
+    const files = await createVaultAccess({
+      roots: [{ name: 'vault', path: join(base, 'vault'), writable: true }],
+    });
+    const finder = new PlaceFinder(files);
+    const range = { start: { line: 0, character: 0 }, end: { line: 0, character: 5 } };
+    const leak = await finder.place(pathToFileURL(join(base, 'vault/leak.ts')).href, range);
+    assert.equal(leak, undefined);
+    assert.equal(finder.outside, 1);
+    const own = await finder.place(pathToFileURL(join(base, 'vault/own.ts')).href, range);
+    assert.equal(own?.text, 'export const own = 1;');
+    const found = await filesUnder(join(base, 'vault'), new Set(['.ts']), 10);
+    assert.deepEqual(found.files, [join(base, 'vault/own.ts')]);
   });
 });

@@ -1,0 +1,80 @@
+import { stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { ToolError } from '../../protocol/errors.ts';
+import type { JsonSchema } from '../../protocol/types.ts';
+
+/** The user and group a sandbox drops to when vaultd runs as root. */
+export interface RunAs {
+  readonly uid: number;
+  readonly gid: number;
+}
+
+/** `setpriv` of util-linux, which drops to {@link RunAs} before bwrap starts. */
+export const SETPRIV = '/usr/bin/setpriv';
+
+/** `nobody`/`nogroup` on Debian: the default `run_as`. */
+const NOBODY = 65_534;
+
+/** JSON Schema of a pack's `run_as` (`{ uid, gid }`, both 65534 by default, never 0). */
+export const runAsSchema: JsonSchema = {
+  type: 'object',
+  properties: {
+    uid: { type: 'integer', minimum: 1, maximum: 4_294_967_294, default: NOBODY },
+    gid: { type: 'integer', minimum: 1, maximum: 4_294_967_294, default: NOBODY },
+  },
+  additionalProperties: false,
+  default: {},
+};
+
+/**
+ * Read a validated `run_as` value (defaults 65534 for what is absent).
+ * @param value the section's `run_as`, validated against {@link runAsSchema}, or undefined.
+ */
+export function readRunAs(value: unknown): RunAs {
+  const raw = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+  const num = (v: unknown): number => (typeof v === 'number' ? v : NOBODY);
+  return Object.freeze({ uid: num(raw['uid']), gid: num(raw['gid']) });
+}
+
+/** Whether vaultd runs as root, where sandboxes drop to `run_as` first. */
+export function runsAsRoot(): boolean {
+  return process.getuid?.() === 0;
+}
+
+/**
+ * The `setpriv` prefix that drops to `run_as` (no supplementary groups) when vaultd runs as root;
+ * empty otherwise. As root, bwrap would keep root's capabilities over the host's mounts, and the
+ * kernel never counts uid 0's processes against `RLIMIT_NPROC`.
+ * @param runAs the user and group.
+ */
+export function dropUserArgv(runAs: RunAs): string[] {
+  if (!runsAsRoot()) return [];
+  return [SETPRIV, `--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups', '--'];
+}
+
+/**
+ * Refuse, before anything runs, a folder the `run_as` user cannot reach (a folder on the way
+ * without search permission for it): bwrap would fail with a message about mounts.
+ * @param dir the working directory (absolute, real).
+ * @param user the `run_as` user.
+ * @param what who runs there and the config key, e.g. `commands` and `tools.shell.run_as`.
+ * @throws ToolError `EXECUTION_FAILED` naming the folder.
+ */
+export async function checkSearchable(
+  dir: string,
+  user: RunAs,
+  what: { readonly who: string; readonly key: string },
+): Promise<void> {
+  for (let at = dir; ; at = dirname(at)) {
+    const info = await stat(at);
+    const bit = info.uid === user.uid ? 0o100 : info.gid === user.gid ? 0o010 : 0o001;
+    if ((info.mode & bit) === 0) {
+      throw new ToolError(
+        'EXECUTION_FAILED',
+        `${what.who} run as uid ${user.uid} (${what.key}, since vaultd runs as root), which cannot enter ${at}; ` +
+          'let that user search the folders up to the working directory (chmod o+x, a group, or another run_as)',
+      );
+    }
+    if (dirname(at) === at) return;
+  }
+}
