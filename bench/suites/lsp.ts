@@ -1,4 +1,4 @@
-import { cp, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -16,6 +16,8 @@ const FIXTURE = new URL('../../test/fixtures/lsp/project', import.meta.url).path
  */
 export async function runLsp(ctx: BenchContext): Promise<Figure[]> {
   const base = await mkdtemp(join(tmpdir(), 'vaultd-bench-lsp-'));
+  // As root, the sandboxed server runs as tools.lsp.run_as (65534), which must enter the folder.
+  await chmod(base, 0o755);
   const vault = join(base, 'vault');
   await cp(FIXTURE, join(vault, 'code'), { recursive: true });
   for (const name of await readdir(join(vault, 'code/src'))) {
