@@ -59,12 +59,9 @@ export async function sandboxed(
       key: 'tools.commands.run_as',
     });
   }
-  const mounts = await vaultMounts(cwd, files, sandbox.paths);
   // The whole system is shown read-only, the vault with it: vaultd's state is hidden wherever the
   // working directory is, not only when it holds the vault.
-  const hide = mounts.hide.includes(sandbox.paths.state)
-    ? mounts.hide
-    : [...mounts.hide, ...((await exists(sandbox.paths.state)) ? [sandbox.paths.state] : [])];
+  const mounts = await vaultMounts(cwd, files, sandbox.paths, true);
   return [
     ...dropUserArgv(sandbox.runAs),
     BWRAP,
@@ -80,7 +77,7 @@ export async function sandboxed(
     '--bind',
     cwd,
     cwd,
-    ...vaultMountArgs({ hide, readOnly: mounts.readOnly }),
+    ...vaultMountArgs(mounts),
     '--chdir',
     cwd,
     '--unshare-all',
@@ -95,11 +92,4 @@ export async function sandboxed(
     '--',
     ...argv,
   ];
-}
-
-async function exists(path: string): Promise<boolean> {
-  return access(path).then(
-    () => true,
-    () => false,
-  );
 }

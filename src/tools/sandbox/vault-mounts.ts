@@ -39,20 +39,25 @@ export async function vaultPaths(
  * The mounts that keep vaultd's files out of reach when a sandbox's writable working directory
  * holds the vault: its state folder hidden, and every entry at the vault's top level that a tool
  * may not write (`Done/`, `Approved/`, `.obsidian/`, `Dashboard.md`…, from the vault's protected
- * paths) read-only. Nothing when the working directory is inside the vault, not above it.
+ * paths) read-only. Nothing when the working directory is inside the vault, not above it (the
+ * state folder is then out of sight), unless `stateVisible`.
  * @param cwd the working directory (absolute, real).
  * @param files the tool's roots, which know the protected paths.
  * @param paths the vault and its state folder.
+ * @param stateVisible the sandbox shows the whole file system (read-only): the state folder is
+ *   hidden wherever the working directory is.
  */
 export async function vaultMounts(
   cwd: string,
   files: VaultAccess,
   paths: VaultPaths,
+  stateVisible = false,
 ): Promise<VaultMounts> {
   const hide: string[] = [];
   const readOnly: string[] = [];
-  if (isInside(paths.vault, cwd)) {
-    if (await exists(paths.state)) hide.push(paths.state);
+  const holdsVault = isInside(paths.vault, cwd);
+  if ((holdsVault || stateVisible) && (await exists(paths.state))) hide.push(paths.state);
+  if (holdsVault) {
     for (const name of await readdir(paths.vault)) {
       const path = join(paths.vault, name);
       if (path === paths.state) continue;
