@@ -46,6 +46,11 @@ export interface PipelineContext {
    * on first use.
    */
   quietPending?: Map<string, QuietPending>;
+  /**
+   * The Approval-section problems last written into each pending note, by path, so that each set
+   * is answered once (see process-note.ts). Optional: made on first use.
+   */
+  answeredProblems?: Map<string, string>;
   /** Whether a note that hit an infrastructure failure is tried again (false for `vaultd once`). */
   readonly retryDeferred: boolean;
   /** The calls the notes being worked on may hold at once (see call-budget.ts). */

@@ -186,7 +186,6 @@ async function decisionToApply(
 
 /** Most pending notes whose section problems are remembered; past it the memory starts again. */
 const MAX_PROBLEM_NOTES = 10_000;
-const answeredProblems = new Map<string, string>();
 
 /**
  * Whether the Approval section of a pending note edited in place has problems vaultd has not
@@ -205,15 +204,15 @@ function hasNewProblems(
   const problems: string[] = [...section.problems];
   for (const decision of section.decisions.values())
     for (const problem of decision.problems) problems.push(`${decision.id}: ${problem}`);
-  const key = `${ctx.layout.root}\0${path}`;
+  const answered = (ctx.answeredProblems ??= new Map());
   if (problems.length === 0) {
-    answeredProblems.delete(key);
+    answered.delete(path);
     return false;
   }
   const signature = problems.join('\n');
-  if (answeredProblems.get(key) === signature) return false;
-  if (answeredProblems.size >= MAX_PROBLEM_NOTES) answeredProblems.clear();
-  answeredProblems.set(key, signature);
+  if (answered.get(path) === signature) return false;
+  if (answered.size >= MAX_PROBLEM_NOTES) answered.clear();
+  answered.set(path, signature);
   return true;
 }
 
