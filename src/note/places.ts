@@ -1,5 +1,8 @@
 import type { Place } from './types.ts';
 
+/** Where each 0-based line of a text starts ({@link lineStartsOf}). */
+export type LineStarts = Readonly<Int32Array>;
+
 /** Converts a 0-based UTF-16 offset of one text into a {@link Place}. */
 export type Placer = (offset: number) => Place;
 
@@ -9,9 +12,9 @@ export type Placer = (offset: number) => Place;
  * @param text The note's original text.
  * @param lineStarts where its lines start, when already at hand (the note's structure has them).
  */
-export function makePlacer(text: string, lineStarts?: readonly number[]): Placer {
+export function makePlacer(text: string, lineStarts?: LineStarts): Placer {
   // Built on first use: most notes are placed only when they hold a call or a diagnostic.
-  let starts: readonly number[] | undefined = lineStarts;
+  let starts: LineStarts | undefined = lineStarts;
   // The line found last: a note's calls are placed in order, each a few lines after the one
   // before, so the search starts there (bench/README.md, item 42).
   let last = 0;
@@ -29,7 +32,7 @@ export function makePlacer(text: string, lineStarts?: readonly number[]): Placer
  * binary search within the last step): a few steps for an offset near the hint, and about twice
  * a binary search's for one far from it.
  */
-function lineNear(starts: readonly number[], offset: number, hint: number): number {
+function lineNear(starts: LineStarts, offset: number, hint: number): number {
   const count = starts.length;
   if (hint < 0 || hint >= count) return lineOf(starts, offset);
   let low: number;
@@ -64,7 +67,7 @@ function lineNear(starts: readonly number[], offset: number, hint: number): numb
 }
 
 /** The 0-based line holding `offset`, by binary search over line starts. */
-export function lineOf(starts: readonly number[], offset: number): number {
+export function lineOf(starts: LineStarts, offset: number): number {
   let low = 0;
   let high = starts.length - 1;
   while (low < high) {
@@ -75,19 +78,37 @@ export function lineOf(starts: readonly number[], offset: number): number {
   return low;
 }
 
-function lineStartsOf(text: string): number[] {
-  const starts = [0];
-  if (!text.includes('\r')) {
-    for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
-    return starts;
-  }
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 10) starts.push(i + 1);
-    else if (c === 13) {
-      if (text.charCodeAt(i + 1) === 10) i++;
-      starts.push(i + 1);
+/**
+ * Where each line of `text` starts, from `first` on (line 0 starts at `first`), counting `\r\n`,
+ * `\n` and a lone `\r` as one line ending each. Counted, then filled into a typed array of that
+ * size: a plain array grown one push at a time was copied again and again, into the old
+ * generation for a long note, and made a 1 MB note's parse 13× a 100 KB note's instead of 10×
+ * (bench/README.md, item 47).
+ * @param text the note's text.
+ * @param first offset of the first line (1 after a byte order mark).
+ */
+export function lineStartsOf(text: string, first = 0): Int32Array {
+  const cr = text.includes('\r');
+  let count = 1;
+  if (cr) {
+    for (let i = first; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 10 || (c === 13 && text.charCodeAt(i + 1) !== 10)) count++;
     }
+  } else {
+    for (let i = text.indexOf('\n', first); i !== -1; i = text.indexOf('\n', i + 1)) count++;
+  }
+  const starts = new Int32Array(count);
+  starts[0] = first;
+  let n = 1;
+  if (cr) {
+    for (let i = first; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 10 || (c === 13 && text.charCodeAt(i + 1) !== 10)) starts[n++] = i + 1;
+    }
+  } else {
+    for (let i = text.indexOf('\n', first); i !== -1; i = text.indexOf('\n', i + 1))
+      starts[n++] = i + 1;
   }
   return starts;
 }

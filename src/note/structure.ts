@@ -11,6 +11,7 @@ import {
 import type { BlockToken, ScanState } from './block-scan.ts';
 import { splitFrontMatter } from './front-matter.ts';
 import { decodeInfoString } from './info-string.ts';
+import { lineStartsOf, type LineStarts } from './places.ts';
 import type { FrontMatterSpan } from './types.ts';
 import { RecentTexts } from './recent-texts.ts';
 
@@ -83,7 +84,7 @@ export interface NoteStructure {
   readonly headings: readonly HeadingBlock[];
   readonly top: readonly TopBlock[];
   /** Offset where each 0-based line starts. */
-  readonly lineStarts: readonly number[];
+  readonly lineStarts: LineStarts;
   /** Lines inside a block quote or callout. */
   readonly quotedLines: LineSet;
   /** The front-matter's span (`splitFrontMatter`), null when the note has none. */
@@ -387,16 +388,7 @@ function read(text: string, reader: Reader = 'scanner'): NoteStructure {
   // A leading BOM is not part of the first line: offsets of line 0 start after it.
   const bom = text.charCodeAt(0) === 0xfeff ? 1 : 0;
   const hasCr = text.includes('\r');
-  const lineStarts = [bom];
-  if (hasCr) {
-    for (let i = bom; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      if (c === 10 || (c === 13 && text.charCodeAt(i + 1) !== 10)) lineStarts.push(i + 1);
-    }
-  } else {
-    for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1))
-      lineStarts.push(i + 1);
-  }
+  const lineStarts = lineStartsOf(text, bom);
   const span = splitFrontMatter(text);
   // Same lines, same columns: only line endings change, and the front-matter (up to `cut`) is
   // read as empty lines: never markdown, and every line keeps its number.

@@ -162,10 +162,9 @@ export function summary({ structure, definitions }: Reading, note: string): Bloc
  */
 function quotedText(structure: NoteStructure, note: string, lines?: number): number[] {
   const text = note.split(/\r\n|\r|\n/);
-  return structure.lineStarts
-    .slice(0, lines)
-    .map((_, line) => line)
-    .filter((line) => structure.quotedLines.has(line) && !/^[ \t]*$/.test(text[line] ?? ''));
+  return Array.from(structure.lineStarts.subarray(0, lines), (_, line) => line).filter(
+    (line) => structure.quotedLines.has(line) && !/^[ \t]*$/.test(text[line] ?? ''),
+  );
 }
 
 /**
