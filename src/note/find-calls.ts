@@ -91,7 +91,12 @@ class BlockScanner {
   readonly calls: FoundCall[] = [];
   readonly invalid: InvalidBlock[] = [];
   readonly results = new Map<string, FoundResult>();
-  readonly #seenCalls = new Map<string, number>();
+  // Derived ids: the first call of each id (its index in `calls`); and how many times each call
+  // written more than once was seen, by its canonical text. Keyed by id, not by the canonical
+  // text, so that a note of 10,000 different calls keeps no text of each until the parse ends
+  // (bench/README.md, item 48).
+  readonly #firstCalls = new Map<string, number>();
+  readonly #repeats = new Map<string, number>();
   readonly #seenBlocks = new Map<string, number>();
   readonly #explicitIds = new Set<string>();
 
@@ -165,9 +170,19 @@ class BlockScanner {
     let id = call.id;
     if (id === undefined) {
       const key = canonicalCall(call.name, call.args);
-      const occurrence = this.#seenCalls.get(key) ?? 0;
-      this.#seenCalls.set(key, occurrence + 1);
-      id = callIdOfCanonical(key, occurrence);
+      id = callIdOfCanonical(key, 0);
+      const first = this.#firstCalls.get(id);
+      if (first === undefined) {
+        this.#firstCalls.set(id, this.calls.length);
+      } else {
+        // The same id as an earlier call: the same call again (or, once in 2^48, another one
+        // with the same hash), counted by its canonical text.
+        const firstCall = this.calls[first] as FoundCall;
+        const same = canonicalCall(firstCall.name, firstCall.arguments) === key;
+        const occurrence = this.#repeats.get(key) ?? (same ? 1 : 0);
+        this.#repeats.set(key, occurrence + 1);
+        if (occurrence > 0) id = callIdOfCanonical(key, occurrence);
+      }
     }
     this.calls.push({
       id,

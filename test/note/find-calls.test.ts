@@ -48,6 +48,31 @@ test('several calls come in block order; identical calls get distinct stable ids
   assert.deepEqual(parseNote(readNote('several-calls.md')).calls, note.calls, 'stable on re-scan');
 });
 
+test('a call written three times among others counts its own occurrences, whatever its key order', () => {
+  const block = (args: string): string =>
+    `\`\`\`json\n{"tool_call": {"name": "t", "parameters": ${args}}}\n\`\`\`\n\n`;
+  const note = parseNote(
+    block('{"a": 1, "b": 2}') +
+      block('{"a": 2}') +
+      block('{"b": 2, "a": 1}') +
+      block('{"a": 2, "c": 1}') +
+      block('{"a": 1, "b": 2}') +
+      block('{"a": 2}'),
+  );
+  assert.deepEqual(
+    note.calls.map((c) => c.id),
+    [
+      deriveCallId('t', { a: 1, b: 2 }, 0),
+      deriveCallId('t', { a: 2 }, 0),
+      deriveCallId('t', { a: 1, b: 2 }, 1),
+      deriveCallId('t', { a: 2, c: 1 }, 0),
+      deriveCallId('t', { a: 1, b: 2 }, 2),
+      deriveCallId('t', { a: 2 }, 1),
+    ],
+  );
+  assert.equal(new Set(note.calls.map((c) => c.id)).size, 6);
+});
+
 test('derived ids do not depend on key order', () => {
   assert.equal(
     deriveCallId('t', { a: 1, b: { c: 2, d: 3 } }, 0),
