@@ -18,6 +18,12 @@ export interface CommandConfig {
   readonly env: Readonly<Record<string, string>>;
   /** Run in a bubblewrap sandbox (as `tools.commands.run_as` when vaultd runs as root). */
   readonly sandbox: boolean;
+  /**
+   * Parameters that name a file or folder, and what the program does with it: rules and grants
+   * see their canonical path, and the program gets the absolute real path, checked for that
+   * access (`read` or `write`) like a filesystem tool's.
+   */
+  readonly paths: Readonly<Record<string, 'read' | 'write'>>;
 }
 
 const commandSchema: JsonSchema = {
@@ -32,6 +38,11 @@ const commandSchema: JsonSchema = {
     timeout_ms: { type: 'integer', minimum: 100 },
     env: { type: 'object', additionalProperties: { type: 'string' }, default: {} },
     sandbox: { type: 'boolean', default: false },
+    paths: {
+      type: 'object',
+      additionalProperties: { enum: ['read', 'write'] },
+      default: {},
+    },
   },
   required: ['description', 'argv'],
   additionalProperties: false,
@@ -68,6 +79,7 @@ export function readCommands(section: Readonly<Record<string, unknown>>): Comman
       timeoutMs: typeof c['timeout_ms'] === 'number' ? c['timeout_ms'] : undefined,
       env: (c['env'] ?? {}) as Record<string, string>,
       sandbox: c['sandbox'] === true,
+      paths: (c['paths'] ?? {}) as Record<string, 'read' | 'write'>,
     });
   }
   return out;

@@ -40,6 +40,13 @@ export function commandTool(command: CommandConfig, sandbox?: CommandSandbox): T
       `command ${command.name}: its argv names ${missing.map((m) => `{${m}}`).join(', ')} but parameters do not declare ${missing.length > 1 ? 'them' : 'it'}`,
     );
   }
+  const paths = Object.keys(command.paths);
+  const undeclared = paths.filter((p) => !Object.hasOwn(command.parameters, p));
+  if (undeclared.length > 0) {
+    throw new Error(
+      `command ${command.name}: paths names ${undeclared.join(', ')} but parameters do not declare ${undeclared.length > 1 ? 'them' : 'it'}`,
+    );
+  }
   return checkToolSchemas(
     defineTool({
       name: command.name,
@@ -49,11 +56,44 @@ export function commandTool(command: CommandConfig, sandbox?: CommandSandbox): T
       safety: command.safety,
       categories: ['command'],
       ...(command.timeoutMs === undefined ? {} : { timeoutMs: command.timeoutMs }),
+      ...(paths.length === 0 ? {} : { pathParameters: paths }),
       preview: (args) =>
-        `Run ${JSON.stringify(fillArgv(command.argv, args))}\nin ${command.cwd}${command.sandbox ? ' (in the bubblewrap sandbox, no network)' : ''}`,
+        `Run ${JSON.stringify(fillArgv(command.argv, args))}\nin ${command.cwd}${command.sandbox ? ' (in the bubblewrap sandbox, no network)' : ''}` +
+        (paths.some((p) => typeof args[p] === 'string')
+          ? `\n(${paths.filter((p) => typeof args[p] === 'string').join(', ')}: given to the program as the absolute path of that file)`
+          : ''),
       handler: (args, ctx) => runCommand(command, sandbox, args, ctx),
     }),
   );
+}
+
+/**
+ * The call's arguments with each path parameter (`paths`) replaced by its absolute real path,
+ * checked for the access the config gives it, as a filesystem tool's path is: inside a root, and
+ * for `write` not one of vaultd's folders or protected paths. A sandboxed command sees only its
+ * working directory, so its paths must lie there.
+ */
+async function resolvePaths(
+  command: CommandConfig,
+  args: Record<string, unknown>,
+  cwd: string,
+  ctx: ToolContext,
+): Promise<Record<string, unknown>> {
+  let out: Record<string, unknown> | undefined;
+  for (const [name, mode] of Object.entries(command.paths)) {
+    const value = args[name];
+    if (typeof value !== 'string') continue;
+    const resolved = await ctx.files.resolve(value, mode);
+    if (command.sandbox && resolved.path !== cwd && !resolved.path.startsWith(`${cwd}/`)) {
+      throw new ToolError(
+        'PERMISSION_DENIED',
+        `parameter '${name}': ${value} is outside ${command.cwd}, the only folder ${command.name}'s sandbox shows`,
+      );
+    }
+    out ??= { ...args };
+    out[name] = resolved.path;
+  }
+  return out ?? args;
 }
 
 async function runCommand(
@@ -62,12 +102,12 @@ async function runCommand(
   args: Record<string, unknown>,
   ctx: ToolContext,
 ): Promise<unknown> {
-  const argv = fillArgv(command.argv, args);
   // A sandboxed command may write its working directory: it must be one a tool may write.
   const cwd = await ctx.files.resolve(command.cwd, command.sandbox ? 'write' : 'read');
   if (!cwd.exists) {
     throw new ToolError('EXECUTION_FAILED', `the working directory ${command.cwd} does not exist`);
   }
+  const argv = fillArgv(command.argv, await resolvePaths(command, args, cwd.path, ctx));
   const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...command.env };
   if (command.sandbox && sandbox === undefined) {
     throw new ToolError(

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, realpath, symlink, writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { fillArgv } from '../../../src/tools/commands/argv.ts';
 import { commandTool } from '../../../src/tools/commands/index.ts';
@@ -55,6 +55,7 @@ describe('command argv templates', () => {
           timeoutMs: undefined,
           env: {},
           sandbox: false,
+          paths: {},
         }),
       /argv names \{nope\}/,
     );
@@ -121,5 +122,96 @@ describe('commands pack end to end', { timeout: 60_000 }, () => {
     assert.match(failed?.error?.message ?? '', /exit code 3\): broken/);
     assert.equal(results.find((r) => r.id === 't')?.error?.code, 'EXECUTION_FAILED');
     assert.equal(existsSync('/etc/vaultd-sandbox-test'), false);
+  });
+});
+
+describe('command tools with path parameters', { timeout: 60_000 }, () => {
+  let vault: TempVault;
+  let daemon: DaemonProcess;
+  before(async () => {
+    vault = await makeVault(
+      [
+        'policy:',
+        '  deny:',
+        "    - 'show(file:Private/*)'",
+        '  allow:',
+        "    - 'show(file:Notes/*)'",
+        'tools:',
+        '  commands:',
+        '    show:',
+        '      description: Print the path of a file and its first line.',
+        '      argv: [/bin/sh, -c, \'echo "$1"; head -n 1 "$1"\', show, \'{file}\']',
+        '      parameters: { file: { type: string } }',
+        '      required: [file]',
+        '      paths: { file: read }',
+        '    stamp:',
+        '      description: Write a file.',
+        "      argv: [/bin/sh, -c, 'echo stamped > \"$1\"', stamp, '{file}']",
+        '      parameters: { file: { type: string } }',
+        '      required: [file]',
+        '      safety: safe',
+        '      paths: { file: write }',
+        '',
+      ].join('\n'),
+    );
+    await mkdir(join(vault.root, 'Notes'), { recursive: true });
+    await mkdir(join(vault.root, 'Private'), { recursive: true });
+    await writeFile(join(vault.root, 'Notes', 'a.md'), 'note a\n');
+    await writeFile(join(vault.root, 'Private', 'secret.md'), 'the secret\n');
+    await symlink('../Private', join(vault.root, 'Notes', 'lnk'));
+    daemon = await startDaemon(vault);
+  });
+  after(async () => {
+    assert.equal(await stopDaemon(daemon), 0, daemon.output().slice(-2000));
+    await vault.cleanup();
+  });
+
+  it('gives the program the real absolute path of a file an allow rule covers, with no human', async () => {
+    await vault.drop('show.md', note('Show', callBlock('show', { file: './Notes//a.md' }, 's')));
+    const [result] = resultsOf(await waitInFolder(vault, 'show.md', 'Done'));
+    const real = await realpath(join(vault.root, 'Notes', 'a.md'));
+    assert.equal((result?.data as { stdout: string }).stdout, `${real}\nnote a\n`);
+  });
+
+  it('denies another spelling of a denied path: .., a link, the absolute path', async () => {
+    const spellings = [
+      'Notes/../Private/secret.md',
+      'Notes/lnk/secret.md',
+      join(vault.root, 'Private', 'secret.md'),
+    ];
+    await vault.drop(
+      'sneak.md',
+      note('Sneak', ...spellings.map((file, i) => callBlock('show', { file }, `p${i}`))),
+    );
+    const results = resultsOf(await waitInFolder(vault, 'sneak.md', 'Failed'));
+    assert.equal(results.length, spellings.length);
+    for (const r of results) {
+      assert.equal(r.error?.code, 'PERMISSION_DENIED', JSON.stringify(r));
+      assert.doesNotMatch(JSON.stringify(r), /the secret/);
+    }
+  });
+
+  it("refuses a path outside the roots, and a write path into vaultd's state", async () => {
+    await vault.drop(
+      'out.md',
+      note(
+        'Out',
+        callBlock('stamp', { file: '/tmp/vaultd-command-path-test' }, 'o'),
+        callBlock('stamp', { file: '.vaultd/grants.json' }, 'g'),
+      ),
+    );
+    const results = resultsOf(await waitInFolder(vault, 'out.md', 'Failed'));
+    assert.deepEqual(
+      results.map((r) => [r.id, r.error?.code]),
+      [
+        ['o', 'PERMISSION_DENIED'],
+        ['g', 'PERMISSION_DENIED'],
+      ],
+    );
+    assert.equal(existsSync('/tmp/vaultd-command-path-test'), false);
+    assert.doesNotMatch(
+      await readFile(join(vault.root, '.vaultd', 'grants.json'), 'utf8').catch(() => ''),
+      /stamped/,
+    );
   });
 });
