@@ -40,10 +40,18 @@ export type EffectsSpec<Args> = Effects | EffectsFunction<Args>;
 
 /** What a preview was made from: the state of a file a human approves a change to. */
 export interface PreviewBasis {
-  /** Absolute real path of the file. */
+  /** Absolute real path of the file (for a `folder` entry: the path as the tool names it). */
   readonly path: string;
-  /** SHA-256 of its content when the preview was made; null when it did not exist. */
+  /**
+   * SHA-256 of its content when the preview was made (for a `folder` entry: of its identity, see
+   * `folderIdentity`); null when it did not exist.
+   */
   readonly sha256: string | null;
+  /**
+   * `folder`: the entry pins which folder the path leads to (its real path, device and inode), not
+   * a file's content: a folder replaced, moved away or swapped for a link no longer fits.
+   */
+  readonly of?: 'folder';
 }
 
 /** What a call would do, shown to the human who decides it. */

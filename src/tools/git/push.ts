@@ -2,6 +2,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { defineTool } from '../../protocol/define-tool.ts';
 import { ToolError } from '../../protocol/errors.ts';
 import type { PreviewBasis, Tool, VaultAccess } from '../../protocol/types.ts';
+import { folderIdentity } from '../../vault/folder-identity.ts';
 import { readGitConfig } from './config.ts';
 import {
   basisOf,
@@ -272,12 +273,22 @@ export function pushTool(holder: RuntimeHolder): Tool {
               (c) => `  ${c.hash.slice(0, 12)} ${c.date.slice(0, 10)} ${c.author}: ${c.subject}`,
             )),
         ...(plan.more > 0 ? [`  … and ${plan.more} more`] : []),
+        ...plan.locals.map((l) => `Local repository pushed to: ${l.shown}`),
       ];
       const basis: PreviewBasis[] = [];
       for (const file of branchRefFiles(session.repo, plan.branch)) basis.push(await basisOf(file));
       // Where the push goes is read from the config (url, pushurl, insteadOf, the branch's
       // remote): a config changed after the preview asks the human again.
       for (const file of repoConfigFiles(session.repo)) basis.push(await basisOf(file));
+      // A local remote is the folder its path leads to now: replaced, moved away or swapped for
+      // a link after the preview, the push would go to another repository than the one approved.
+      for (const local of plan.locals) {
+        basis.push({
+          path: local.absolute,
+          sha256: await folderIdentity(local.absolute),
+          of: 'folder',
+        });
+      }
       return { kind: 'text', text: lines.join('\n'), basis };
     },
     async handler(args, ctx) {
