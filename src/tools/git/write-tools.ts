@@ -8,6 +8,7 @@ import {
   PATHS_PARAM,
   pathspecs,
   REPO_PARAM,
+  REPO_PATHS,
   sessionFor,
   standaloneWriteSession,
   trimmed,
@@ -156,6 +157,7 @@ export function writeTools(holder: RuntimeHolder): Tool[] {
   const gitAdd = defineTool<{ repo?: string; paths: string[] }>({
     name: 'git_add',
     pathParameters: ['repo'],
+    repoPathParameters: REPO_PATHS,
     description:
       'Stage files of a git repository for the next commit (new, changed and deleted files under the given paths). Returns {staged: [{path, added, deleted}]}: everything staged now.',
     parameters: { repo: REPO_PARAM, paths: { ...PATHS_PARAM, minItems: 1 } },
@@ -183,6 +185,7 @@ export function writeTools(holder: RuntimeHolder): Tool[] {
   const gitCommit = defineTool<{ repo?: string; message: string; paths?: string[] }>({
     name: 'git_commit',
     pathParameters: ['repo'],
+    repoPathParameters: REPO_PATHS,
     description:
       'Commit what is staged in a git repository (or, with paths, the current content of just those tracked paths) with a message. Needs approval unless the repository is a configured scratch repository. Returns {commit, branch, subject, files}.',
     parameters: {
