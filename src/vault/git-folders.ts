@@ -28,11 +28,13 @@ export interface GitShapedFolder {
  * whose hooks and config run when someone next uses git there. Reads one `lstat` per folder.
  * @param path an absolute path below or at `top`.
  * @param top the root it is in.
+ * @param known optional: folders already looked at (whether each holds `HEAD`), for many paths.
  * @returns the folder, or undefined when there is none or `path` is not below `top`.
  */
 export async function gitShapedFolderIn(
   path: string,
   top: string,
+  known?: Map<string, boolean>,
 ): Promise<GitShapedFolder | undefined> {
   if (path !== top && !path.startsWith(top.endsWith(sep) ? top : top + sep)) return undefined;
   const rel = relative(top, path);
@@ -44,8 +46,12 @@ export async function gitShapedFolderIn(
   }
   for (let i = 0; i <= parts.length; i++) {
     const folder = join(top, ...parts.slice(0, i));
-    const head = await lstat(join(folder, 'HEAD')).catch(() => undefined);
-    if (head !== undefined) {
+    let holds = known?.get(folder);
+    if (holds === undefined) {
+      holds = (await lstat(join(folder, 'HEAD')).catch(() => undefined)) !== undefined;
+      known?.set(folder, holds);
+    }
+    if (holds) {
       const shown = i === 0 ? '.' : parts.slice(0, i).join('/');
       return { shown, whole: i === parts.length, makesHead: false };
     }
