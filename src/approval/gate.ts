@@ -48,9 +48,10 @@ export interface GateCall {
   readonly argsHash: string;
   /**
    * Path parameters as the agent spelled them, where that differs from the canonical path in
-   * `arguments` (the executor's check): deny and ask rules match them too.
+   * `arguments` (the executor's check), and the vault paths of repository-relative path lists:
+   * deny and ask rules match them too.
    */
-  readonly spelledPaths?: Readonly<Record<string, string>> | undefined;
+  readonly spelledPaths?: Readonly<Record<string, string | readonly string[]>> | undefined;
   /** The tool's safety level for these arguments. */
   readonly safety: SafetyLevel;
   /** The call's effects, decided once (they go with the permission). */

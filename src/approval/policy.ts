@@ -115,8 +115,9 @@ export interface RuleCall {
   /**
    * Path parameters as the agent spelled them, where that differs from their canonical path: a
    * `deny` or `ask` condition matches them too, an `allow` condition (and a grant) never does.
+   * For a list of paths relative to a repository (git's `paths`), each element's vault path.
    */
-  readonly spelledPaths?: Readonly<Record<string, string>> | undefined;
+  readonly spelledPaths?: Readonly<Record<string, string | readonly string[]>> | undefined;
 }
 
 /**
@@ -159,7 +160,8 @@ export function matchesRule(rule: CompiledRule, call: RuleCall): boolean {
     const texts = items.map(stringifyParam);
     if (strict) return texts.every((text) => text !== null && !CONTROL.test(text) && match(text));
     const spelled = call.spelledPaths?.[param];
-    if (spelled !== undefined) texts.push(spelled);
+    if (typeof spelled === 'string') texts.push(spelled);
+    else if (spelled !== undefined) texts.push(...spelled);
     return texts.some((text) => text !== null && (match(text) || match(canonicalText(text))));
   });
 }

@@ -110,8 +110,9 @@ export type CheckResult =
       readonly args: Record<string, unknown>;
       /**
        * The tool's path parameters as the agent spelled them (after `normalize`), where that
-       * differs from the canonical path in `args`: deny and ask rules match these too.
+       * differs from the canonical path in `args`, and the vault paths of repository-relative
+       * path lists: deny and ask rules match these too.
        */
-      readonly spelledPaths?: Readonly<Record<string, string>>;
+      readonly spelledPaths?: Readonly<Record<string, string | readonly string[]>>;
     }
   | { readonly ok: false; readonly error: ResultError };

@@ -1,5 +1,6 @@
 import type { Preview, PreviewBasis, Tool } from '../protocol/types.ts';
 import { hashRegularFile } from '../vault/read-regular.ts';
+import { folderIdentity } from '../vault/folder-identity.ts';
 import type { PipelineContext } from './context.ts';
 
 /** How long a tool's preview may take before the call is shown without one. */
@@ -69,15 +70,18 @@ export async function makePreview(
 }
 
 /**
- * Whether the files a preview was made from are as they were: an approved change to a file that
- * changed while the call waited must be shown again, never written over the new content.
+ * Whether the files a preview was made from are as they were (and the folders it names are the
+ * same folders): an approved change to a file that changed while the call waited must be shown
+ * again, never written over the new content.
  * @param basis the preview's basis.
  * @returns the paths that changed (empty when all hold).
  */
 export async function changedBasis(basis: readonly PreviewBasis[] | undefined): Promise<string[]> {
   const changed: string[] = [];
   for (const entry of basis ?? []) {
-    if ((await fileHash(entry.path)) !== entry.sha256) changed.push(entry.path);
+    const now =
+      entry.of === 'folder' ? await folderIdentity(entry.path) : await fileHash(entry.path);
+    if (now !== entry.sha256) changed.push(entry.path);
   }
   return changed;
 }

@@ -114,6 +114,21 @@ export function defineTool<Args = Record<string, unknown>>(def: ToolDefinition<A
       );
     }
   }
+  const repoPathParameters = def.repoPathParameters ?? {};
+  for (const [entry, base] of Object.entries(repoPathParameters)) {
+    const schema = parameters[entry];
+    const items = schema?.['items'] as Record<string, unknown> | undefined;
+    if (schema?.['type'] !== 'array' || items?.['type'] !== 'string') {
+      throw new Error(
+        `${where}: repository path parameter ${quote(entry)} must be declared in parameters as an array of strings`,
+      );
+    }
+    if (!pathParameters.includes(base)) {
+      throw new Error(
+        `${where}: repository path parameter ${quote(entry)} names ${quote(base)}, which is not a path parameter`,
+      );
+    }
+  }
   const outputSchema =
     def.outputSchema === undefined
       ? undefined
@@ -151,6 +166,9 @@ export function defineTool<Args = Record<string, unknown>>(def: ToolDefinition<A
     ...(def.preview === undefined ? {} : { preview: def.preview }),
     ...(def.normalize === undefined ? {} : { normalize: def.normalize }),
     ...(pathParameters.length === 0 ? {} : { pathParameters: Object.freeze([...pathParameters]) }),
+    ...(Object.keys(repoPathParameters).length === 0
+      ? {}
+      : { repoPathParameters: Object.freeze({ ...repoPathParameters }) }),
     ...(def.effects === undefined
       ? {}
       : {

@@ -40,10 +40,18 @@ export type EffectsSpec<Args> = Effects | EffectsFunction<Args>;
 
 /** What a preview was made from: the state of a file a human approves a change to. */
 export interface PreviewBasis {
-  /** Absolute real path of the file. */
+  /** Absolute real path of the file (for a `folder` entry: the path as the tool names it). */
   readonly path: string;
-  /** SHA-256 of its content when the preview was made; null when it did not exist. */
+  /**
+   * SHA-256 of its content when the preview was made (for a `folder` entry: of its identity, see
+   * `folderIdentity`); null when it did not exist.
+   */
   readonly sha256: string | null;
+  /**
+   * `folder`: the entry pins which folder the path leads to (its real path, device and inode), not
+   * a file's content: a folder replaced, moved away or swapped for a link no longer fits.
+   */
+  readonly of?: 'folder';
 }
 
 /** What a call would do, shown to the human who decides it. */
@@ -238,6 +246,17 @@ export interface ToolDefinition<Args = Record<string, unknown>> {
    * the preview and the handler see. Default none.
    */
   readonly pathParameters?: readonly string[];
+  /**
+   * Parameters (lists of strings) of paths relative to a repository, each mapped to the path
+   * parameter naming a folder in it (git's `paths` → `repo`; absent means the vault): the
+   * repository is the folder at or above it holding `.git`, up to its root. After
+   * `pathParameters`, each element is brought to its canonical form relative to that repository
+   * (`.`, `..` and repeated slashes gone, an absolute path inside it made relative; names are
+   * not resolved through links, as git reads them), which is what policy, grants, approval, the
+   * preview and the handler see; deny and ask rules also match each element's vault path (links
+   * resolved) and its spelling. Default none.
+   */
+  readonly repoPathParameters?: Readonly<Record<string, string>>;
   /** What the call would do, shown when asking for approval; a string is a text preview. */
   preview?(
     args: Args,

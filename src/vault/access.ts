@@ -2,6 +2,7 @@ import { realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ToolError } from '../protocol/errors.ts';
 import type { FileRoot, ResolvedPath, VaultAccess } from '../protocol/types.ts';
+import { gitShapedFolderIn, type GitShapedFolder } from './git-folders.ts';
 
 /** A root as configured: a name, a folder, and whether tools may write in it. */
 export interface RootSpec {
@@ -41,8 +42,10 @@ const GIT_DIR = '.git';
  * (symbolic links resolved, also for the parent of a file that does not exist yet) and must stay
  * inside a root, with the separator as the boundary (`/vault2` is not inside `/vault`); writes
  * need a writable root and never reach a protected path nor a `.git` folder or file at any depth
- * below a root (its hooks and config run when a person next uses git there; git tools change a
- * repository through git, not through this); reads never reach a path protected for reading. The
+ * below a root, nor any folder git would take for a git folder whatever its name (one holding
+ * `HEAD`: a bare `x.git`, a `--separate-git-dir` folder), nor an entry named `HEAD` (see
+ * {@link gitShapedFolderIn}): their hooks and config run when a person next uses git there; git
+ * tools change a repository through git, not through this; reads never reach a path protected for reading. The
  * roots' and protected paths' real paths are read once here.
  * @param options roots and protected paths.
  */
@@ -110,6 +113,16 @@ export async function createVaultAccess(options: AccessOptions): Promise<SharedA
             `${input} is ${git.whole ? '' : 'in '}${git.shown}, a git repository's own folder, which no tool may change: its hooks and config run as programs when someone next uses git there; change a repository with the git tools`,
           );
         }
+        const shaped =
+          (await gitShapedFolderIn(real, root.path)) ??
+          (candidate === real
+            ? undefined
+            : await firstDefined(
+                roots
+                  .flatMap((r, i) => [r.path, spelled[i] ?? r.path])
+                  .map((top) => () => gitShapedFolderIn(candidate, top)),
+              ));
+        if (shaped !== undefined) throw gitShapedRefusal(input, shaped);
       }
       return Object.freeze({ path: real, root, relative: relativeTo(root, real), exists });
     },
@@ -147,6 +160,28 @@ function gitFolderIn(path: string, top: string): { shown: string; whole: boolean
   const at = parts.findIndex((part) => part.toLowerCase() === GIT_DIR);
   if (at < 0) return undefined;
   return { shown: parts.slice(0, at + 1).join('/'), whole: at === parts.length - 1 };
+}
+
+async function firstDefined<T>(
+  makers: readonly (() => Promise<T | undefined>)[],
+): Promise<T | undefined> {
+  for (const make of makers) {
+    const found = await make();
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+function gitShapedRefusal(input: string, shaped: GitShapedFolder): ToolError {
+  const why =
+    'git takes any folder holding HEAD (with objects/ and refs/, or a commondir file) for a repository, whatever its name, and runs its hooks and config as programs when someone next uses git there; change a repository with the git tools';
+  return new ToolError(
+    'PERMISSION_DENIED',
+    shaped.makesHead
+      ? `${input} names a HEAD in ${shaped.shown}, which no tool may write: ${why}`
+      : `${input} is ${shaped.whole ? '' : 'in '}${shaped.shown}, a git folder (it holds HEAD), which no tool may change: ${why}`,
+    { data: { reason: 'git_folder' } },
+  );
 }
 
 function relativeTo(root: FileRoot, path: string): string {

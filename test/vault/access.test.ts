@@ -98,6 +98,44 @@ describe('VaultAccess: paths confined to roots on their real paths', () => {
     assert.equal((await access.resolve('Done/old.md', 'read')).relative, 'Done/old.md');
   });
 
+  it('refuses writes into a folder holding HEAD, whatever its name, and any path naming a HEAD', async () => {
+    const bare = await createVaultAccess({
+      roots: [{ name: 'vault', path: vault, writable: true }],
+    });
+    // What `git init --bare Scratch/backup.git` makes, in the parts git looks at.
+    await mkdir(join(vault, 'Scratch', 'backup.git', 'objects'), { recursive: true });
+    await mkdir(join(vault, 'Scratch', 'backup.git', 'refs'));
+    await writeFile(join(vault, 'Scratch', 'backup.git', 'HEAD'), 'ref: refs/heads/main\n');
+    await mkdir(join(vault, 'Scratch', 'half', 'objects'), { recursive: true });
+    await mkdir(join(vault, 'Scratch', 'half', 'refs'));
+    for (const path of [
+      'Scratch/backup.git/hooks/pre-receive',
+      'Scratch/backup.git/config',
+      'Scratch/backup.git',
+      join(vault, 'Scratch', 'backup.git', 'hooks'),
+      'Scratch/half/HEAD',
+      'Scratch/half/Head',
+      'Scratch/new/HEAD/x',
+    ]) {
+      await assert.rejects(bare.resolve(path, 'write'), (error: unknown) => {
+        assert.ok(error instanceof ToolError, String(error));
+        assert.equal(error.code, 'PERMISSION_DENIED', path);
+        assert.match(error.message, /HEAD.*no tool may/, path);
+        return true;
+      });
+      await bare.resolve(path, 'read');
+    }
+    assert.equal(
+      (await bare.resolve('Scratch/half/config', 'write')).relative,
+      'Scratch/half/config',
+    );
+    assert.equal(
+      (await bare.resolve('Scratch/HEADS-UP.md', 'write')).relative,
+      'Scratch/HEADS-UP.md',
+    );
+    await rm(join(vault, 'Scratch'), { recursive: true });
+  });
+
   it('refuses writes into a .git folder or file at any depth, with no protected path configured', async () => {
     // As the executor's default access: the vault alone, nothing listed as protected.
     const bare = await createVaultAccess({

@@ -55,6 +55,12 @@ export const PATHS_PARAM: JsonSchema = {
 };
 
 /**
+ * The `paths` parameter is relative to the repository `repo` is in: the gate sees each path in
+ * its canonical form there, and deny and ask rules also its vault path.
+ */
+export const REPO_PATHS: Readonly<Record<string, string>> = Object.freeze({ paths: 'repo' });
+
+/**
  * Open the repository a call names.
  * @param holder the pack's runtime.
  * @param config the pack's config section.

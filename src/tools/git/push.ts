@@ -1,7 +1,8 @@
-import { isAbsolute, resolve } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { defineTool } from '../../protocol/define-tool.ts';
 import { ToolError } from '../../protocol/errors.ts';
 import type { PreviewBasis, Tool, VaultAccess } from '../../protocol/types.ts';
+import { folderIdentity } from '../../vault/folder-identity.ts';
 import { readGitConfig } from './config.ts';
 import {
   basisOf,
@@ -74,6 +75,8 @@ interface PushPlan {
    * (the first wins), so only `--receive-pack` overrides them all.
    */
   readonly receivePack: string;
+  /** The local repositories pushed to (none over the network). */
+  readonly locals: readonly LocalRemote[];
   /** Commits on the branch that the remote-tracking branch lacks (newest first, capped). */
   readonly commits: readonly LogCommit[];
   readonly more: number;
@@ -108,6 +111,40 @@ function localPathOf(url: string): string | undefined {
   const slash = url.indexOf('/');
   if (colon > 0 && (slash === -1 || colon < slash)) return undefined;
   return url;
+}
+
+/** A local repository a push goes to. */
+interface LocalRemote {
+  /** The path git will open, as the URL names it (absolute, links not followed). */
+  readonly absolute: string;
+  /** Where that leads now, as an agent would name it. */
+  readonly shown: string;
+}
+
+/**
+ * Check a local remote: a repository inside the roots, in a writable root, and not in vaultd's
+ * folders nor inside another repository's git folder. The remote is itself a git folder (a bare
+ * repository holds `HEAD`), which the file access refuses for writes: git writes it, through
+ * receive-pack, so what is checked for writing is the folder it is in.
+ * @param files the tool's file access.
+ * @param absolute the remote's path.
+ * @param url its URL, for messages.
+ * @returns where it leads now, as an agent would name it.
+ */
+async function checkLocalRemote(
+  files: VaultAccess,
+  absolute: string,
+  url: string,
+): Promise<string> {
+  const target = await files.resolve(absolute, 'read');
+  if (!target.root.writable) {
+    throw new ToolError(
+      'PERMISSION_DENIED',
+      `the remote ${hideCredentials(url)} is in ${target.root.name}, which is read-only`,
+    );
+  }
+  if (target.relative !== '.') await files.resolve(dirname(target.path), 'write');
+  return files.display(target);
 }
 
 /**
@@ -146,18 +183,17 @@ async function planPush(
     `cannot read the URL of ${remote}`,
   );
   const urls = urlsOut.stdout.split('\n').filter((u) => u !== '');
-  let local = false;
+  const locals: LocalRemote[] = [];
   for (const url of urls) {
     const path = localPathOf(url);
     if (path === undefined) continue;
-    local = true;
-    const absolute = isAbsolute(path) ? path : resolve(session.repo.worktree, path);
-    // A local remote is a repository too: inside the roots, writable.
-    await files.resolve(absolute, 'write');
+    // git reads a relative path from where it runs: the working tree.
+    const absolute = isAbsolute(path) ? resolve(path) : resolve(session.repo.worktree, path);
+    locals.push({ absolute, shown: await checkLocalRemote(files, absolute, url) });
   }
   // The receiving side of a local push runs on this machine: its program is fixed, without the
   // remote repository's hooks or checkout-on-push; over the network it is git's default.
-  const receive = local ? LOCAL_RECEIVE_PACK : 'git-receive-pack';
+  const receive = locals.length > 0 ? LOCAL_RECEIVE_PACK : 'git-receive-pack';
   const commit = await resolveCommit(session, `refs/heads/${branch}`);
   const trackingRef = `refs/remotes/${remote}/${branch}`;
   const tracking =
@@ -179,6 +215,7 @@ async function planPush(
     commit,
     urls: urls.map(hideCredentials),
     receivePack: receive,
+    locals,
     commits: commits.slice(0, PREVIEW_COMMITS),
     more: Math.max(0, total - PREVIEW_COMMITS),
     tracking,
@@ -236,12 +273,22 @@ export function pushTool(holder: RuntimeHolder): Tool {
               (c) => `  ${c.hash.slice(0, 12)} ${c.date.slice(0, 10)} ${c.author}: ${c.subject}`,
             )),
         ...(plan.more > 0 ? [`  … and ${plan.more} more`] : []),
+        ...plan.locals.map((l) => `Local repository pushed to: ${l.shown}`),
       ];
       const basis: PreviewBasis[] = [];
       for (const file of branchRefFiles(session.repo, plan.branch)) basis.push(await basisOf(file));
       // Where the push goes is read from the config (url, pushurl, insteadOf, the branch's
       // remote): a config changed after the preview asks the human again.
       for (const file of repoConfigFiles(session.repo)) basis.push(await basisOf(file));
+      // A local remote is the folder its path leads to now: replaced, moved away or swapped for
+      // a link after the preview, the push would go to another repository than the one approved.
+      for (const local of plan.locals) {
+        basis.push({
+          path: local.absolute,
+          sha256: await folderIdentity(local.absolute),
+          of: 'folder',
+        });
+      }
       return { kind: 'text', text: lines.join('\n'), basis };
     },
     async handler(args, ctx) {

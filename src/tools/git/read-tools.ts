@@ -6,6 +6,7 @@ import {
   PATHS_PARAM,
   pathspecs,
   REPO_PARAM,
+  REPO_PATHS,
   sessionFor,
   trimmed,
   type RuntimeHolder,
@@ -105,6 +106,7 @@ export function readTools(holder: RuntimeHolder): Tool[] {
   }>({
     name: 'git_diff',
     pathParameters: ['repo'],
+    repoPathParameters: REPO_PATHS,
     description:
       'Show changes in a git repository as a unified diff: the working tree against the index (default), the index against HEAD (staged: true), or against a revision or range (ref: "main", "HEAD~3", "main..feature"). Returns {files: [{path, added, deleted}], diff}; long diffs are cut.',
     parameters: {
@@ -153,6 +155,7 @@ export function readTools(holder: RuntimeHolder): Tool[] {
   const gitLog = defineTool<{ repo?: string; limit?: number; paths?: string[]; ref?: string }>({
     name: 'git_log',
     pathParameters: ['repo'],
+    repoPathParameters: REPO_PATHS,
     description:
       'List commits of a git repository, newest first: of HEAD, a revision or a range ("main..feature"), optionally only those touching some paths. Returns {commits: [{hash, author, email, date, subject}]}.',
     parameters: {

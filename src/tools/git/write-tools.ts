@@ -2,12 +2,14 @@ import { join } from 'node:path';
 import { defineTool } from '../../protocol/define-tool.ts';
 import { ToolError } from '../../protocol/errors.ts';
 import type { Effects, PreviewBasis, Tool, VaultAccess } from '../../protocol/types.ts';
+import { gitShapedFolderIn } from '../../vault/git-folders.ts';
 import { readGitConfig } from './config.ts';
 import {
   basisOf,
   PATHS_PARAM,
   pathspecs,
   REPO_PARAM,
+  REPO_PATHS,
   sessionFor,
   standaloneWriteSession,
   trimmed,
@@ -39,6 +41,58 @@ async function dirtyFiles(session: GitSession): Promise<string[]> {
     .split('\0')
     .filter((e) => e.length > 3)
     .map((e) => e.slice(3));
+}
+
+/** Bytes of the list of paths a checkout changes that are checked; past it the checkout is refused. */
+const CHECKOUT_LIST_MAX_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Refuse a checkout that would write a git folder into the working tree, or write into one that is
+ * there: a path it adds or changes that names a `HEAD`, or lies in a folder holding one (the rule
+ * the file tools follow, see {@link gitShapedFolderIn}). A branch whose tree holds a bare
+ * repository's shape (`HEAD`, `objects/`, `refs/`, `config`, `hooks/`) would otherwise become a
+ * repository a person's git uses, with the config and hooks the branch's author wrote.
+ * @param session the repository.
+ * @param target the full hash of the commit checked out.
+ */
+async function checkCheckoutPaths(session: GitSession, target: string): Promise<void> {
+  const head = await runGit(session, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']);
+  const argv =
+    head.exitCode === 0
+      ? [
+          'diff-tree',
+          '-r',
+          '-z',
+          '--name-only',
+          '--no-renames',
+          '--diff-filter=d',
+          head.stdout.trim(),
+          target,
+        ]
+      : ['ls-tree', '-r', '-z', '--name-only', target];
+  const out = await mustGit(session, argv, 'cannot list the files the checkout changes', {
+    maxOutputBytes: CHECKOUT_LIST_MAX_BYTES,
+  });
+  if (out.truncated) {
+    throw new ToolError(
+      'EXECUTION_FAILED',
+      `the checkout changes more files than vaultd checks (a list over ${CHECKOUT_LIST_MAX_BYTES} bytes); switch in smaller steps or outside vaultd`,
+    );
+  }
+  const { worktree } = session.repo;
+  const known = new Map<string, boolean>();
+  for (const path of out.stdout.split('\0')) {
+    if (path === '') continue;
+    const shaped = await gitShapedFolderIn(join(worktree, ...path.split('/')), worktree, known);
+    if (shaped === undefined) continue;
+    throw new ToolError(
+      'PERMISSION_DENIED',
+      shaped.makesHead
+        ? `the checkout would write ${path}, a HEAD that makes ${shaped.shown} a git folder: git takes any folder holding HEAD (with objects/ and refs/) for a repository and runs its config and hooks; nothing was checked out`
+        : `the checkout would write ${path} into ${shaped.shown}, a git folder (it holds HEAD), whose config and hooks git runs; nothing was checked out`,
+      { data: { reason: 'git_folder' } },
+    );
+  }
 }
 
 /**
@@ -135,16 +189,11 @@ export function writeTools(holder: RuntimeHolder): Tool[] {
       const ref = checkRevision(args.ref);
       const isBranch =
         /^[A-Za-z0-9_][A-Za-z0-9._/-]*$/.test(ref) && (await branchExists(session, ref));
+      const target = await resolveCommit(session, isBranch ? `refs/heads/${ref}` : ref);
+      await checkCheckoutPaths(session, target);
       const argv = isBranch
         ? ['switch', '--no-guess', '--no-recurse-submodules', '--quiet', '--end-of-options', ref]
-        : [
-            'switch',
-            '--detach',
-            '--no-recurse-submodules',
-            '--quiet',
-            '--end-of-options',
-            await resolveCommit(session, ref),
-          ];
+        : ['switch', '--detach', '--no-recurse-submodules', '--quiet', '--end-of-options', target];
       const out = await runGit(session, argv);
       if (out.exitCode !== 0) throw gitFailure(out, `cannot check out ${ref}`, true);
       const commit = await resolveCommit(session, 'HEAD');
@@ -156,6 +205,7 @@ export function writeTools(holder: RuntimeHolder): Tool[] {
   const gitAdd = defineTool<{ repo?: string; paths: string[] }>({
     name: 'git_add',
     pathParameters: ['repo'],
+    repoPathParameters: REPO_PATHS,
     description:
       'Stage files of a git repository for the next commit (new, changed and deleted files under the given paths). Returns {staged: [{path, added, deleted}]}: everything staged now.',
     parameters: { repo: REPO_PARAM, paths: { ...PATHS_PARAM, minItems: 1 } },
@@ -183,6 +233,7 @@ export function writeTools(holder: RuntimeHolder): Tool[] {
   const gitCommit = defineTool<{ repo?: string; message: string; paths?: string[] }>({
     name: 'git_commit',
     pathParameters: ['repo'],
+    repoPathParameters: REPO_PATHS,
     description:
       'Commit what is staged in a git repository (or, with paths, the current content of just those tracked paths) with a message. Needs approval unless the repository is a configured scratch repository. Returns {commit, branch, subject, files}.',
     parameters: {

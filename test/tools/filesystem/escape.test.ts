@@ -248,6 +248,80 @@ describe('path escapes', () => {
     }
   });
 
+  it('refuses writes into git folders of any name and writes that would make one (a HEAD)', async () => {
+    // git takes any folder holding HEAD, objects/ and refs/ for a repository (a bare backup.git, a
+    // --separate-git-dir folder named by a .git file), and a person's git in it runs its config;
+    // git_push to it as a local remote, or a person's push, runs its hooks.
+    const scratch = join(box.vault, 'Scratch');
+    const bare = join(scratch, 'backup.git');
+    for (const dir of ['hooks', 'objects', 'refs/heads']) {
+      await mkdir(join(bare, dir), { recursive: true });
+    }
+    await writeFile(join(bare, 'HEAD'), 'ref: refs/heads/main\n');
+    await writeFile(join(bare, 'config'), '[core]\n\tbare = true\n');
+    const store = join(scratch, 'proj.store');
+    await mkdir(join(store, 'objects'), { recursive: true });
+    await mkdir(join(store, 'refs'));
+    await writeFile(join(store, 'HEAD'), 'ref: refs/heads/main\n');
+    await mkdir(join(scratch, 'proj'));
+    await writeFile(join(scratch, 'proj', '.git'), `gitdir: ${store}\n`);
+    await symlink(bare, join(box.vault, 'Notes', 'to-bare'));
+    // Half a repository, as an agent would build one file by file: all but HEAD.
+    const half = join(scratch, 'evil');
+    await mkdir(join(half, 'objects'), { recursive: true });
+    await mkdir(join(half, 'refs'));
+    await writeFile(join(half, 'config'), '[core]\n');
+    try {
+      const paths = [
+        'Scratch/backup.git/hooks/post-receive',
+        'Scratch/backup.git/config',
+        'Scratch/backup.git',
+        'Scratch/other/../backup.git/hooks/pre-receive',
+        join(bare, 'hooks', 'update'),
+        'Notes/to-bare/hooks/post-update',
+        'Scratch/proj.store/hooks/pre-commit',
+        'Scratch/proj.store/config',
+        'Scratch/evil/HEAD',
+        'Scratch/evil/head',
+        'Scratch/fresh/HEAD',
+        'HEAD',
+      ];
+      for (const path of paths) {
+        for (const [tool, args] of writeCalls(path)) {
+          await refused(box.call(tool, args), 'PERMISSION_DENIED', /HEAD/).catch((error: Error) => {
+            throw new Error(`${tool.name} ${JSON.stringify(args)}: ${error.message}`);
+          });
+        }
+      }
+      // A folder holding a git folder is not moved or deleted whole, nor one moved in as HEAD.
+      await refused(
+        box.call(moveFile, { source: 'Scratch', destination: 'Notes/s' }),
+        'PERMISSION_DENIED',
+      );
+      await mkdir(join(box.vault, 'Notes', 'h'));
+      await refused(
+        box.call(moveFile, { source: 'Notes/h', destination: 'Scratch/evil/HEAD' }),
+        'PERMISSION_DENIED',
+      );
+      assert.deepEqual(await readdir(join(bare, 'hooks')), []);
+      assert.deepEqual((await readdir(store)).sort(), ['HEAD', 'objects', 'refs']);
+      assert.equal(existsSync(join(half, 'HEAD')), false);
+      assert.equal(existsSync(join(scratch, 'fresh')), false);
+      // Reads stay allowed; so do writes beside git folders and into folders without HEAD.
+      assert.equal(
+        (await box.call(readTool, { path: 'Scratch/backup.git/config' })).content,
+        '[core]\n\tbare = true\n',
+      );
+      await box.call(writeTool, { path: 'Scratch/notes.git/x.md', content: 'x\n' });
+      await box.call(writeTool, { path: 'Scratch/proj/readme.md', content: 'x\n' });
+      await box.call(writeTool, { path: 'Scratch/HEADLINES.md', content: 'x\n' });
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+      await rm(join(box.vault, 'Notes', 'to-bare'));
+      await rm(join(box.vault, 'Notes', 'h'), { recursive: true, force: true });
+    }
+  });
+
   it("refuses reads of vaultd's state, and leaves it out of searches", async () => {
     for (const path of [
       '.vaultd/state.json',

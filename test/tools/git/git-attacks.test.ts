@@ -235,6 +235,52 @@ describe('git pack: repositories only inside the roots', { timeout: 60_000 }, ()
     await rejectsWith(w.call('git_log', { repo: 'alt' }), 'PERMISSION_DENIED');
   });
 
+  it('refuses a checkout that would write a git folder into the tree, or write into one', async () => {
+    // A branch whose tree holds a bare repository's shape (HEAD, objects/, refs/, config, a hook):
+    // checked out, a person's git takes trap/ for a repository and uses its config and hooks.
+    const v = w.vault;
+    git(v, 'switch', '-q', '-c', 'trap');
+    await mkdir(join(v, 'trap', 'objects'), { recursive: true });
+    await mkdir(join(v, 'trap', 'refs'), { recursive: true });
+    await mkdir(join(v, 'trap', 'hooks'), { recursive: true });
+    await writeFile(join(v, 'trap', 'objects', 'keep'), '');
+    await writeFile(join(v, 'trap', 'refs', 'keep'), '');
+    await writeFile(join(v, 'trap', 'HEAD'), 'ref: refs/heads/main\n');
+    await writeFile(join(v, 'trap', 'config'), '[core]\n\tbare = true\n');
+    await writeFile(join(v, 'trap', 'hooks', 'post-update'), '#!/bin/sh\ntouch pwned\n');
+    git(v, 'add', 'trap');
+    git(v, 'commit', '-q', '-m', 'a repository in the tree');
+    git(v, 'switch', '-q', 'main');
+    assert.equal(existsSync(join(v, 'trap')), false);
+    const byName = await rejectsWith(w.call('git_checkout', { ref: 'trap' }), 'PERMISSION_DENIED');
+    assert.match(byName.message, /trap\/HEAD/);
+    await rejectsWith(
+      w.call('git_checkout', { ref: git(v, 'rev-parse', 'trap').trim() }),
+      'PERMISSION_DENIED',
+    );
+    assert.equal(existsSync(join(v, 'trap')), false);
+    assert.equal(git(v, 'branch', '--show-current').trim(), 'main');
+    // A branch that adds a hook to a git folder already in the tree (a bare backup the person made).
+    git(w.base, 'init', '-q', '--bare', join(v, 'backup.git'));
+    git(v, 'switch', '-q', '-c', 'plant');
+    await mkdir(join(v, 'plant', 'hooks'), { recursive: true });
+    await writeFile(join(v, 'plant', 'hooks', 'post-receive'), '#!/bin/sh\n');
+    git(v, 'add', 'plant');
+    git(v, 'commit', '-q', '-m', 'x');
+    git(v, 'mv', 'plant/hooks', 'backup.git/hooks-new');
+    git(v, 'commit', '-q', '-m', 'into the bare repository');
+    git(v, 'switch', '-q', 'main');
+    const into = await rejectsWith(w.call('git_checkout', { ref: 'plant' }), 'PERMISSION_DENIED');
+    assert.match(into.message, /into backup\.git/);
+    assert.equal(existsSync(join(v, 'backup.git', 'hooks-new')), false);
+    // A plain branch still switches.
+    git(v, 'switch', '-q', '-c', 'plain');
+    git(v, 'switch', '-q', 'main');
+    await w.call('git_checkout', { ref: 'plain' });
+    assert.equal(git(v, 'branch', '--show-current').trim(), 'plain');
+    git(v, 'switch', '-q', 'main');
+  });
+
   it('refuses to push to a local remote outside the roots', async () => {
     git(w.base, 'init', '-q', '--bare', join(w.outside, 'far.git'));
     git(w.vault, 'remote', 'add', 'far', join(w.outside, 'far.git'));

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { appendFile, mkdir, rename, writeFile } from 'node:fs/promises';
+import { appendFile, cp, mkdir, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { changedBasis } from '../../../src/pipeline/preview.ts';
@@ -100,6 +100,54 @@ describe('git pack: changes between the look and the use', { timeout: 60_000 }, 
     const again = await w.preview('git_push', { remote: 'origin', branch: 'main' });
     git(w.vault, 'config', `url.${drop}.pushInsteadOf`, join(w.remotes, 'remote.git'));
     assert.notDeepEqual(await changedBasis(again.basis), []);
+  });
+
+  it('asks again when a local remote is moved, replaced or swapped for a link after the preview', async () => {
+    const remote = join(w.remotes, 'remote.git');
+    const drop = join(w.remotes, 'drop.git');
+    git(w.base, 'init', '-q', '--bare', '-b', 'main', drop);
+    await writeFile(join(w.vault, 'notes', 'a.md'), 'secret\n');
+    git(w.vault, 'commit', '-q', '-am', 'secret');
+    const moved = join(w.remotes, 'moved.git');
+    const swaps: [string, () => Promise<void>, () => Promise<void>][] = [
+      [
+        'a link to another repository',
+        async () => {
+          await rename(remote, moved);
+          await symlink(drop, remote);
+        },
+        async () => {
+          await unlink(remote);
+          await rename(moved, remote);
+        },
+      ],
+      [
+        'another repository renamed over it',
+        async () => {
+          await rename(remote, moved);
+          await cp(drop, remote, { recursive: true });
+        },
+        async () => {
+          await rm(remote, { recursive: true });
+          await rename(moved, remote);
+        },
+      ],
+    ];
+    for (const [what, swap, undo] of swaps) {
+      const preview = await w.preview('git_push', { remote: 'origin', branch: 'main' });
+      assert.match(preview.text, /Local repository pushed to: remotes\/remote\.git|remote\.git/);
+      assert.deepEqual(await changedBasis(preview.basis), [], what);
+      await swap();
+      // The URL text and the repository's config are unchanged: only where the path leads is.
+      assert.deepEqual(await changedBasis(preview.basis), [remote], what);
+      await undo();
+      assert.deepEqual(await changedBasis(preview.basis), [], what);
+    }
+    // A remote that is a link already when the preview is made is shown where it leads.
+    await rename(remote, moved);
+    await symlink(moved, remote);
+    const linked = await w.preview('git_push', { remote: 'origin', branch: 'main' });
+    assert.match(linked.text, /Local repository pushed to: .*moved\.git/);
   });
 
   it('never commits in another repository than the scratch one the gate saw', async () => {
