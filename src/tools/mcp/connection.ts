@@ -4,6 +4,7 @@ import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/
 import type { Logger } from 'pino';
 import type { McpServerConfig } from './config.ts';
 import { cappedFetch, MAX_MCP_MESSAGE_BYTES } from './capped-fetch.ts';
+import { makeOutputValidator, type OutputValidator } from './output-validator.ts';
 
 /** What a call to a server's tool may be given. */
 export interface McpCallOptions {
@@ -34,7 +35,11 @@ export class McpConnection {
   readonly #logger: Logger;
   readonly #onChange: () => void;
   #client: Client | undefined;
+  #outputs: OutputValidator | undefined;
   #transport: Transport | undefined;
+  /** A listing in progress after `tools/list_changed`, and whether another was asked for since. */
+  #listing: Promise<void> | undefined;
+  #listAgain = false;
   #tools: McpTool[] = [];
   #state: 'starting' | 'up' | 'down' | 'stopped' = 'starting';
   #failures = 0;
@@ -116,26 +121,20 @@ export class McpConnection {
     // The SDK is loaded the first time a server is configured: most vaults have none, and loading
     // it costs a start-up a few hundred milliseconds.
     const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const outputs = makeOutputValidator();
     const client = new Client(
       { name: 'vaultd', version: '0.1.0' },
       {
         capabilities: {},
+        jsonSchemaValidator: outputs,
         listChanged: {
-          tools: {
-            onChanged: (error, tools) => {
-              if (error !== null) {
-                this.#logger.warn({ err: error }, 'MCP server tools could not be listed again');
-                return;
-              }
-              if (tools !== null) {
-                this.#tools = tools;
-                this.#onChange();
-              }
-            },
-          },
+          // Listed by vaultd, not the SDK: every page (the SDK lists the first), one listing at a
+          // time, each with a fresh output-schema compiler.
+          tools: { autoRefresh: false, onChanged: () => this.#listAgainSoon(client) },
         },
       },
     );
+    this.#outputs = outputs;
     this.#closedFor = undefined;
     const transport = await this.#makeTransport();
     transport.onclose = () => this.#lost(this.#closedFor ?? 'the connection closed');
@@ -147,7 +146,7 @@ export class McpConnection {
       await Promise.race([
         (async () => {
           await client.connect(transport);
-          this.#tools = await listAll(client);
+          this.#setTools(await listAll(client, outputs));
         })(),
         new Promise<never>((_resolve, reject) => {
           timer = setTimeout(
@@ -169,6 +168,41 @@ export class McpConnection {
     this.#failures = 0;
     this.#logger.info({ tools: this.#tools.length }, 'MCP server connected');
     this.#onChange();
+  }
+
+  /** Take a listing; the old array stays when nothing changed, so nothing is compiled again. */
+  #setTools(tools: McpTool[]): boolean {
+    let same = false;
+    try {
+      same = JSON.stringify(tools) === JSON.stringify(this.#tools);
+    } catch {
+      // Too deep to compare: taken as a change.
+    }
+    if (!same) this.#tools = tools;
+    return !same;
+  }
+
+  #listAgainSoon(client: Client): void {
+    if (this.#listing !== undefined) {
+      this.#listAgain = true;
+      return;
+    }
+    this.#listing = (async () => {
+      do {
+        this.#listAgain = false;
+        if (this.#client !== client || this.#outputs === undefined) return;
+        try {
+          const tools = await listAll(client, this.#outputs);
+          if (this.#client === client && this.#setTools(tools)) this.#onChange();
+        } catch (error) {
+          this.#logger.warn({ err: error }, 'MCP server tools could not be listed again');
+        }
+        // A server that says its list changed again and again is listed at most once a second.
+        if (this.#listAgain) await new Promise((resolve) => setTimeout(resolve, 1000).unref());
+      } while (this.#listAgain);
+    })().finally(() => {
+      this.#listing = undefined;
+    });
   }
 
   async #makeTransport(): Promise<Transport> {
@@ -236,6 +270,7 @@ export class McpConnection {
     const client = this.#client;
     const transport = this.#transport;
     this.#client = undefined;
+    this.#outputs = undefined;
     this.#transport = undefined;
     if (transport !== undefined) transport.onclose = undefined;
     // A stdio transport knows its server's process; an HTTP one has none.
@@ -260,7 +295,8 @@ export class McpConnection {
   }
 }
 
-async function listAll(client: Client): Promise<McpTool[]> {
+async function listAll(client: Client, outputs: OutputValidator): Promise<McpTool[]> {
+  outputs.renew();
   const tools: McpTool[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < 100; page++) {

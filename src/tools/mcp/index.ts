@@ -1,5 +1,7 @@
 import type { PackHandle, ToolPack } from '../../protocol/pack.ts';
+import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool } from '../../protocol/types.ts';
+import { makeUntrustedCompiler } from '../../protocol/untrusted-schema.ts';
 import { adaptTool } from './adapt-tool.ts';
 import { mcpConfigSchema, readServers } from './config.ts';
 import { McpConnection } from './connection.ts';
@@ -28,37 +30,44 @@ export const mcpPack: ToolPack = {
       await Promise.all(servers.map((server) => server.stop()));
       throw error;
     }
-    let cache: { key: string; tools: Tool[] } | undefined;
+    // A server's tools are adapted (their schemas compiled) once per list it gives, with a compiler
+    // of their own: a new list frees what the old one compiled.
+    const adapted = new WeakMap<readonly McpTool[], Tool[]>();
+    const adaptList = (server: McpConnection): Tool[] => {
+      let list = adapted.get(server.tools);
+      if (list !== undefined) return list;
+      list = [];
+      const compile = makeUntrustedCompiler();
+      for (const tool of server.tools) {
+        try {
+          list.push(adaptTool(server, tool, compile));
+        } catch (error) {
+          ctx.logger.warn(
+            { err: error, server: server.config.name, tool: String(tool.name).slice(0, 200) },
+            'MCP tool left out: its declaration is not usable',
+          );
+        }
+      }
+      adapted.set(server.tools, list);
+      return list;
+    };
     const tools = (): Tool[] => {
-      const key = JSON.stringify(servers.map((s) => s.tools.map((t) => [t.name, t.inputSchema])));
-      if (cache?.key === key) return cache.tools;
       const out: Tool[] = [];
       const seen = new Map<string, string>();
       for (const server of servers) {
-        for (const tool of server.tools) {
-          let adapted: Tool;
-          try {
-            adapted = adaptTool(server, tool);
-          } catch (error) {
-            ctx.logger.warn(
-              { err: error, server: server.config.name, tool: tool.name },
-              'MCP tool left out: its declaration is not usable',
-            );
-            continue;
-          }
-          const other = seen.get(adapted.name);
+        for (const tool of adaptList(server)) {
+          const other = seen.get(tool.name);
           if (other !== undefined) {
             ctx.logger.error(
-              { tool: adapted.name, servers: [other, server.config.name] },
+              { tool: tool.name, servers: [other, server.config.name] },
               'two MCP tools map to one name; give one server another prefix (tools.mcp.servers.<name>.prefix)',
             );
             continue;
           }
-          seen.set(adapted.name, server.config.name);
-          out.push(adapted);
+          seen.set(tool.name, server.config.name);
+          out.push(tool);
         }
       }
-      cache = { key, tools: out };
       return out;
     };
     return {

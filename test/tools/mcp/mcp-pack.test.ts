@@ -36,6 +36,27 @@ const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everyth
 const CRASHY = join(ROOT, 'test/fixtures/mcp/crashy-server.mjs');
 const HUGE = join(ROOT, 'test/fixtures/mcp/huge-http-server.mjs');
 const FILESYSTEM = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+const HOSTILE = join(ROOT, 'test/fixtures/mcp/hostile-server.mjs');
+
+/** The config of a hostile stdio server with this tool list and these answers (see the fixture). */
+function hostile(
+  tools: unknown[],
+  results: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    command: process.execPath,
+    args: [HOSTILE],
+    env: { HOSTILE_TOOLS: JSON.stringify(tools), HOSTILE_RESULTS: JSON.stringify(results) },
+    tools: { '*': 'safe' },
+    ...extra,
+  };
+}
+
+/** A tool declaration as a server sends it: an object input schema with these properties. */
+function toolWith(name: string, properties: Record<string, unknown>, more = {}): object {
+  return { name, inputSchema: { type: 'object', properties }, ...more };
+}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -299,6 +320,104 @@ describe('mcp pack', { timeout: 120_000 }, () => {
       } finally {
         server.kill('SIGKILL');
       }
+    }
+  });
+});
+
+describe('mcp pack against a hostile server', { timeout: 120_000 }, () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'vaultd-mcp-hostile-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('runs a server’s patterns with RE2: a catastrophic pattern in an input or output schema cannot hold the main thread', async () => {
+    // With JavaScript's engine each check below backtracks for ever (2^40 ways to split the a's).
+    const evil = { type: 'string', pattern: '^(a|a)*$' };
+    const stuck = `${'a'.repeat(40)}!`;
+    const { registry, host, executor } = await hostWith(dir, {
+      h: hostile(
+        [
+          toolWith(
+            'match',
+            { s: evil },
+            {
+              outputSchema: { type: 'object', properties: { s: evil } },
+            },
+          ),
+          toolWith('lookahead', { s: { type: 'string', pattern: '^(?!x)' } }),
+          toolWith('plain', { s: { type: 'string', pattern: '^\\u0061+$' } }),
+        ],
+        {
+          match: {
+            result: { content: [{ type: 'text', text: 'x' }], structuredContent: { s: stuck } },
+          },
+        },
+      ),
+    });
+    try {
+      const input = await executor.execute({ id: 'r1', name: 'h_match', arguments: { s: stuck } });
+      assert.equal(input.error?.code, 'INVALID_PARAMS', input.content);
+      const output = await executor.execute({ id: 'r2', name: 'h_match', arguments: { s: 'a' } });
+      assert.equal(output.error?.code, 'EXECUTION_FAILED');
+      assert.match(output.error?.message ?? '', /does not match the tool's output schema/);
+      assert.equal(
+        registry.has('h_lookahead'),
+        false,
+        'a pattern RE2 cannot run leaves its tool out',
+      );
+      const plain = await executor.execute({ id: 'r3', name: 'h_plain', arguments: { s: 'aa' } });
+      assert.equal(plain.success, true, '\\u escapes are read as in JavaScript');
+      const wrong = await executor.execute({ id: 'r4', name: 'h_plain', arguments: { s: 'ab' } });
+      assert.equal(wrong.error?.code, 'INVALID_PARAMS');
+    } finally {
+      await host.stop();
+    }
+  });
+
+  it('leaves out only the tool whose output schema cannot be compiled; the server’s other tools work', async () => {
+    const { registry, host, executor } = await hostWith(dir, {
+      h: hostile([
+        toolWith(
+          'broken',
+          {},
+          { outputSchema: { type: 'object', properties: { x: { type: 'nope' } } } },
+        ),
+        toolWith('fine', {}),
+      ]),
+    });
+    try {
+      assert.equal(registry.has('h_broken'), false);
+      assert.equal(
+        (await executor.execute({ id: 'o1', name: 'h_fine', arguments: {} })).content,
+        'ok',
+      );
+    } finally {
+      await host.stop();
+    }
+  });
+
+  it('keeps each server’s `$id`s to itself: two servers may use one, and a tool keeps its own when the list changes', async () => {
+    const withId = toolWith('args', { n: { type: 'integer' } });
+    (withId as { inputSchema: Record<string, unknown> }).inputSchema['$id'] =
+      'https://example.com/schemas/args';
+    const { registry, host, executor } = await hostWith(dir, {
+      a: hostile([withId, toolWith('grow', {})], {
+        grow: { relist: [withId, toolWith('grow', {}), toolWith('grown', {})] },
+      }),
+      b: hostile([withId]),
+    });
+    try {
+      assert.ok(registry.has('a_args') && registry.has('b_args'), registry.names().join(', '));
+      await executor.execute({ id: 'i1', name: 'a_grow', arguments: {} });
+      await waitFor(() => registry.has('a_grown'), { message: 'the new list is taken' });
+      assert.ok(registry.has('a_args'), 'compiled again without "already exists"');
+      const call = await executor.execute({ id: 'i2', name: 'a_args', arguments: { n: 'x' } });
+      assert.equal(call.error?.code, 'INVALID_PARAMS');
+    } finally {
+      await host.stop();
     }
   });
 });
