@@ -15,6 +15,7 @@ import { loadConfig } from '../../../src/config/index.ts';
 import { Executor } from '../../../src/execute/index.ts';
 import { silentLogger } from '../../../src/observe/logger.ts';
 import { ToolRegistry } from '../../../src/protocol/index.ts';
+import type { ToolProgress } from '../../../src/protocol/types.ts';
 import { PackHost, packConfigSchemas } from '../../../src/tools/host.ts';
 import { BUILTIN_PACKS } from '../../../src/tools/index.ts';
 import { mapToolName } from '../../../src/tools/mcp/tool-name.ts';
@@ -441,6 +442,39 @@ describe('mcp pack against a hostile server', { timeout: 120_000 }, () => {
     });
     try {
       assert.ok(registry.has('ab_x') && registry.has('a_b_x'), 'ab and a do not overlap');
+    } finally {
+      await host.stop();
+    }
+  });
+
+  it('keeps a server’s progress reports small: a message is cut, a fraction kept between 0 and 1', async () => {
+    // Each report becomes a `tool.progress` event, and the daemon keeps the last 200 for replay:
+    // 200 messages of 10 MiB were 2 GB.
+    const { host, executor } = await hostWith(dir, {
+      h: hostile([toolWith('busy', {})], {
+        busy: {
+          progress: [
+            { progress: 1, total: 2, repeat: 1_000_000 },
+            { progress: -5, total: 2 },
+            { progress: 9, total: 2, message: 'done' },
+          ],
+        },
+      }),
+    });
+    try {
+      const seen: ToolProgress[] = [];
+      const done = await executor.execute(
+        { id: 'p1', name: 'h_busy', arguments: {} },
+        { onProgress: (p) => seen.push(p) },
+      );
+      assert.equal(done.success, true, done.content);
+      assert.equal(seen.length, 3);
+      assert.ok((seen[0]?.message?.length ?? 0) <= 500, `${seen[0]?.message?.length}`);
+      assert.deepEqual(
+        seen.map((p) => p.fraction),
+        [0.5, 0, 1],
+      );
+      assert.equal(seen[2]?.message, 'done');
     } finally {
       await host.stop();
     }
