@@ -43,6 +43,8 @@ export class McpConnection {
   #tools: McpTool[] = [];
   #state: 'starting' | 'up' | 'down' | 'stopped' = 'starting';
   #failures = 0;
+  /** When the connection last came up (`performance.now()`). */
+  #upSince = 0;
   #retry: NodeJS.Timeout | undefined;
   #lastError = '';
   /** Why this connection is being closed, when vaultd closes it (an answer over the size cap). */
@@ -165,7 +167,7 @@ export class McpConnection {
     }
     clearTimeout(timer);
     this.#state = 'up';
-    this.#failures = 0;
+    this.#upSince = performance.now();
     this.#logger.info({ tools: this.#tools.length }, 'MCP server connected');
     this.#onChange();
   }
@@ -245,25 +247,33 @@ export class McpConnection {
     if (this.#state === 'stopped' || this.#state === 'down') return;
     this.#state = 'down';
     this.#lastError = `${reason}${this.#stderrTail()}`;
-    this.#logger.error({ reason: this.#lastError }, 'MCP server went away; restarting it');
+    // The backoff starts again only after a connection that lasted: a server that answers its
+    // start and exits at once would otherwise be started every second for ever.
+    if (performance.now() - this.#upSince >= MAX_BACKOFF_MS) this.#failures = 0;
+    const delay = this.#scheduleRestart();
+    this.#logger.error(
+      { reason: this.#lastError, retry_in_ms: delay },
+      'MCP server went away; restarting it',
+    );
     void this.#close();
-    this.#scheduleRestart();
   }
 
-  #scheduleRestart(): void {
-    if (this.#state === 'stopped') return;
+  /** Start the server again after the backoff; returns the wait. */
+  #scheduleRestart(): number {
+    if (this.#state === 'stopped') return 0;
     const delay = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(this.#failures, 6));
     this.#failures += 1;
     this.#retry = setTimeout(() => {
       if (this.#state === 'stopped') return;
       this.#state = 'starting';
       this.#connect().catch((error: unknown) => {
-        this.#logger.error({ err: error }, 'MCP server restart failed');
         this.#state = 'down';
-        this.#scheduleRestart();
+        const retry = this.#scheduleRestart();
+        this.#logger.error({ err: error, retry_in_ms: retry }, 'MCP server restart failed');
       });
     }, delay);
     this.#retry.unref();
+    return delay;
   }
 
   async #close(): Promise<void> {

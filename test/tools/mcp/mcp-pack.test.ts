@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { pino } from 'pino';
 import { ApprovalGate } from '../../../src/approval/gate.ts';
 import { compilePolicy } from '../../../src/approval/policy.ts';
 import { loadConfig } from '../../../src/config/index.ts';
@@ -18,6 +19,8 @@ import { ToolRegistry } from '../../../src/protocol/index.ts';
 import type { ToolProgress } from '../../../src/protocol/types.ts';
 import { PackHost, packConfigSchemas } from '../../../src/tools/host.ts';
 import { BUILTIN_PACKS } from '../../../src/tools/index.ts';
+import { readServers } from '../../../src/tools/mcp/config.ts';
+import { McpConnection } from '../../../src/tools/mcp/connection.ts';
 import { mapToolName } from '../../../src/tools/mcp/tool-name.ts';
 import { ensureLayout, resolveLayout } from '../../../src/vault/index.ts';
 import {
@@ -477,6 +480,32 @@ describe('mcp pack against a hostile server', { timeout: 120_000 }, () => {
       assert.equal(seen[2]?.message, 'done');
     } finally {
       await host.stop();
+    }
+  });
+
+  it('backs off a server that exits right after each start: 1 s, then 2 s, not every second for ever', async () => {
+    const lines: { msg: string; retry_in_ms?: number }[] = [];
+    const logger = pino(
+      { level: 'error' },
+      { write: (line: string) => lines.push(JSON.parse(line) as (typeof lines)[number]) },
+    );
+    const [config] = readServers({
+      servers: { h: hostile([], {}, { env: { HOSTILE_EXIT_AFTER_LIST: '1' } }) },
+    });
+    assert.ok(config);
+    const server = new McpConnection(config, logger, () => undefined);
+    try {
+      await server.start();
+      const lost = () => lines.filter((l) => l.msg.startsWith('MCP server went away'));
+      await waitFor(() => lost().length >= 2, { message: 'it exited twice' });
+      assert.deepEqual(
+        lost()
+          .slice(0, 2)
+          .map((l) => l.retry_in_ms),
+        [1000, 2000],
+      );
+    } finally {
+      await server.stop();
     }
   });
 });
