@@ -223,16 +223,15 @@ export class McpConnection {
         }),
       });
     }
-    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
-    const transport = new StdioClientTransport({
+    const { GroupStdioTransport } = await import('./stdio-transport.ts');
+    const transport = new GroupStdioTransport({
       command: config.command ?? '',
-      args: [...config.args],
+      args: config.args,
       // Only what the operator wrote, and PATH to find the program: no secret of vaultd's leaks.
       env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...config.env },
       ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
-      stderr: 'pipe',
     });
-    transport.stderr?.on('data', (chunk: Buffer) => {
+    transport.stderr.on('data', (chunk: Buffer) => {
       for (const line of chunk.toString('utf8').split('\n')) {
         if (line.trim() === '') continue;
         this.#stderr.push(line.slice(0, 500));
@@ -283,19 +282,9 @@ export class McpConnection {
     this.#outputs = undefined;
     this.#transport = undefined;
     if (transport !== undefined) transport.onclose = undefined;
-    // A stdio transport knows its server's process; an HTTP one has none.
-    const pid =
-      transport !== undefined && 'pid' in transport
-        ? (transport as { readonly pid: number | null }).pid
-        : null;
     await client?.close().catch(() => undefined);
-    if (pid !== null && pid !== undefined) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Gone already, as it should be.
-      }
-    }
+    // Also when the client never connected; a stdio server's transport ends its process group.
+    await transport?.close().catch(() => undefined);
   }
 
   #stderrTail(): string {

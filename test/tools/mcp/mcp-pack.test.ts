@@ -508,6 +508,29 @@ describe('mcp pack against a hostile server', { timeout: 120_000 }, () => {
       await server.stop();
     }
   });
+
+  it('ends a stdio server’s whole process group when it stops, a child the server started included', async () => {
+    const pidFile = join(dir, 'child.pid');
+    const { host } = await hostWith(dir, {
+      h: hostile([], {}, { env: { HOSTILE_CHILD_PID_FILE: pidFile } }),
+    });
+    const child = Number(await readFile(pidFile, 'utf8'));
+    const alive = (): boolean => {
+      try {
+        process.kill(child, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    try {
+      assert.equal(alive(), true);
+      await host.stop();
+      await waitFor(() => !alive(), { message: 'the server’s child is gone' });
+    } finally {
+      if (alive()) process.kill(child, 'SIGKILL');
+    }
+  });
 });
 
 describe('mcp pack end to end from notes', { timeout: 120_000 }, () => {
