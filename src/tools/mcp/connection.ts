@@ -3,6 +3,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { McpServerConfig } from './config.ts';
+import { MAX_TOOLS_PER_SERVER } from './adapt-list.ts';
 import { cappedFetch, MAX_MCP_MESSAGE_BYTES } from './capped-fetch.ts';
 import { makeOutputValidator, type OutputValidator } from './output-validator.ts';
 
@@ -303,7 +304,8 @@ async function listAll(client: Client, outputs: OutputValidator): Promise<McpToo
     // A loop, not push(...): a server's page of more than ~120,000 tools would overflow the stack.
     for (const tool of result.tools) tools.push(tool);
     cursor = result.nextCursor;
-    if (cursor === undefined) break;
+    // Past what vaultd takes (adapt-list.ts), the rest is not asked for.
+    if (cursor === undefined || tools.length > MAX_TOOLS_PER_SERVER) break;
   }
   return tools;
 }

@@ -1,8 +1,7 @@
 import type { PackHandle, ToolPack } from '../../protocol/pack.ts';
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool } from '../../protocol/types.ts';
-import { makeUntrustedCompiler } from '../../protocol/untrusted-schema.ts';
-import { adaptTool } from './adapt-tool.ts';
+import { adaptToolList } from './adapt-list.ts';
 import { mcpConfigSchema, readServers } from './config.ts';
 import { McpConnection } from './connection.ts';
 
@@ -21,41 +20,49 @@ export const mcpPack: ToolPack = {
     const notify = (): void => {
       for (const listener of [...listeners]) listener();
     };
-    const servers = readServers(ctx.config).map(
-      (config) => new McpConnection(config, ctx.logger, notify),
+    // A server's tools are adapted (their schemas compiled) once per list it gives, off the
+    // listing and a tool at a time (adaptToolList gives the event loop turns), with a compiler of
+    // their own: a new list frees what the old one compiled. One adaptation runs at a time.
+    const adapted = new Map<McpConnection, { source: readonly McpTool[]; tools: Tool[] }>();
+    let adapting: Promise<void> | undefined;
+    let adaptAgain = false;
+    const adaptChanged = (): Promise<void> => {
+      if (adapting !== undefined) {
+        adaptAgain = true;
+        return adapting;
+      }
+      adapting = (async () => {
+        do {
+          adaptAgain = false;
+          let changed = false;
+          for (const server of servers) {
+            const source = server.tools;
+            if (adapted.get(server)?.source === source) continue;
+            adapted.set(server, { source, tools: await adaptToolList(server, source, ctx.logger) });
+            changed = true;
+          }
+          if (changed) notify();
+        } while (adaptAgain);
+      })().finally(() => {
+        adapting = undefined;
+      });
+      return adapting;
+    };
+    const servers: McpConnection[] = readServers(ctx.config).map(
+      (config) => new McpConnection(config, ctx.logger, () => void adaptChanged()),
     );
     try {
       await Promise.all(servers.map((server) => server.start()));
+      await adaptChanged();
     } catch (error) {
       await Promise.all(servers.map((server) => server.stop()));
       throw error;
     }
-    // A server's tools are adapted (their schemas compiled) once per list it gives, with a compiler
-    // of their own: a new list frees what the old one compiled.
-    const adapted = new WeakMap<readonly McpTool[], Tool[]>();
-    const adaptList = (server: McpConnection): Tool[] => {
-      let list = adapted.get(server.tools);
-      if (list !== undefined) return list;
-      list = [];
-      const compile = makeUntrustedCompiler();
-      for (const tool of server.tools) {
-        try {
-          list.push(adaptTool(server, tool, compile));
-        } catch (error) {
-          ctx.logger.warn(
-            { err: error, server: server.config.name, tool: String(tool.name).slice(0, 200) },
-            'MCP tool left out: its declaration is not usable',
-          );
-        }
-      }
-      adapted.set(server.tools, list);
-      return list;
-    };
     const tools = (): Tool[] => {
       const out: Tool[] = [];
       const seen = new Map<string, string>();
       for (const server of servers) {
-        for (const tool of adaptList(server)) {
+        for (const tool of adapted.get(server)?.tools ?? []) {
           const other = seen.get(tool.name);
           if (other !== undefined) {
             ctx.logger.error(

@@ -531,6 +531,46 @@ describe('mcp pack against a hostile server', { timeout: 120_000 }, () => {
       if (alive()) process.kill(child, 'SIGKILL');
     }
   });
+
+  it('leaves out a tool whose schemas are too large to compile quickly, a name over 128 characters, and tools past the 1,000th', async () => {
+    // Ajv compiles on the main thread: a 300 KB schema took 6 s, every note waiting meanwhile.
+    const properties: Record<string, unknown> = {};
+    for (let i = 0; i < 1000; i++) properties[`p${i}`] = { type: 'string', minLength: 1 };
+    const many = Array.from({ length: 1001 }, (_, i) => ({
+      name: `t${i}`,
+      inputSchema: { type: 'object' },
+    }));
+    const { registry, host, executor } = await hostWith(dir, {
+      h: hostile([
+        toolWith('big', properties),
+        toolWith(`long_${'x'.repeat(200)}`, {}),
+        toolWith('fine', {}),
+        ...many.slice(0, 997),
+      ]),
+    });
+    try {
+      assert.equal(registry.has('h_big'), false, 'over 32 KiB of schema');
+      assert.equal(
+        registry.names().some((n) => n.startsWith('h_long_')),
+        false,
+        'a name over 128 characters',
+      );
+      assert.equal(registry.names().filter((n) => n.startsWith('h_t')).length, 997);
+      assert.equal(
+        (await executor.execute({ id: 'b1', name: 'h_fine', arguments: {} })).content,
+        'ok',
+      );
+    } finally {
+      await host.stop();
+    }
+    const { registry: second, host: again } = await hostWith(dir, { h: hostile(many) });
+    try {
+      assert.equal(second.has('h_t999'), true);
+      assert.equal(second.has('h_t1000'), false, 'the 1,001st tool');
+    } finally {
+      await again.stop();
+    }
+  });
 });
 
 describe('mcp pack end to end from notes', { timeout: 120_000 }, () => {
