@@ -9,9 +9,21 @@ export type SchemaCompiler = (schema: object) => ValidateFunction;
 // engine on an argument, can hold the main thread for ever: `^(a|a)*$` against forty `a`s and a
 // `!` does. RE2 runs in time linear in the text; what it cannot run in linear time (lookaround,
 // backreferences) it refuses to compile, and so the schema is refused.
+/**
+ * Instructions of a pattern's RE2 program. RE2's time is linear in the text, with a factor that
+ * grows with the program: `.{1000}.{1000}.{1000}` (3,002) took 0.2 s for each megabyte of an
+ * argument; the patterns schemas use take a few dozen (`^.{1,255}$` 513).
+ */
+export const MAX_PATTERN_PROGRAM = 2000;
+
 const re2: RegExpEngine = Object.assign(
   (pattern: string, _flags: string) => {
     const compiled = RE2JS.compile(toRe2Syntax(pattern));
+    if (compiled.programSize() > MAX_PATTERN_PROGRAM) {
+      throw new Error(
+        `pattern ${JSON.stringify(pattern.slice(0, 100))} is too large to check: ${compiled.programSize()} RE2 instructions, at most ${MAX_PATTERN_PROGRAM}`,
+      );
+    }
     return {
       test: (text: string): boolean => compiled.test(text),
       // Ajv keeps one engine object per instance and pattern, keyed by this text.

@@ -352,6 +352,7 @@ describe('mcp pack against a hostile server', { timeout: 120_000 }, () => {
             },
           ),
           toolWith('lookahead', { s: { type: 'string', pattern: '^(?!x)' } }),
+          toolWith('huge', { s: { type: 'string', pattern: '.{1000}.{1000}.{1000}' } }),
           toolWith('plain', { s: { type: 'string', pattern: '^\\u0061+$' } }),
         ],
         {
@@ -372,6 +373,7 @@ describe('mcp pack against a hostile server', { timeout: 120_000 }, () => {
         false,
         'a pattern RE2 cannot run leaves its tool out',
       );
+      assert.equal(registry.has('h_huge'), false, 'so does one of over 2,000 RE2 instructions');
       const plain = await executor.execute({ id: 'r3', name: 'h_plain', arguments: { s: 'aa' } });
       assert.equal(plain.success, true, '\\u escapes are read as in JavaScript');
       const wrong = await executor.execute({ id: 'r4', name: 'h_plain', arguments: { s: 'ab' } });
