@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -571,6 +572,35 @@ describe('mcp pack against a hostile server', { timeout: 120_000 }, () => {
       assert.equal(second.has('h_t1000'), false, 'the 1,001st tool');
     } finally {
       await again.stop();
+    }
+  });
+
+  it('reads no more than 4 KiB of an HTTP error answer, which the SDK quotes whole in its error', async () => {
+    const http = createHttpServer((_req, res) => {
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      // 20 MiB, written as it is read.
+      let left = 20 * 1024;
+      const more = (): void => {
+        while (left > 0) {
+          left -= 1;
+          if (!res.write('e'.repeat(1024))) return void res.once('drain', more);
+        }
+        res.end();
+      };
+      more();
+    });
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    const { port } = http.address() as AddressInfo;
+    try {
+      const failed = await hostWith(dir, { e: { url: `http://127.0.0.1:${port}/mcp` } }).then(
+        () => assert.fail('it started'),
+        (error: Error) => error,
+      );
+      assert.match(failed.message, /could not start/);
+      assert.ok(failed.message.length < 10_000, `a message of ${failed.message.length} characters`);
+    } finally {
+      http.closeAllConnections();
+      http.close();
     }
   });
 });
