@@ -22,6 +22,9 @@ import { PackHost, packConfigSchemas } from '../../../src/tools/host.ts';
 import { BUILTIN_PACKS } from '../../../src/tools/index.ts';
 import { readServers } from '../../../src/tools/mcp/config.ts';
 import { McpConnection } from '../../../src/tools/mcp/connection.ts';
+import { makeOutputValidator } from '../../../src/tools/mcp/output-validator.ts';
+import type { JsonSchemaType } from '@modelcontextprotocol/sdk/validation/types.js';
+import { makeUntrustedCompiler } from '../../../src/protocol/untrusted-schema.ts';
 import { mapToolName } from '../../../src/tools/mcp/tool-name.ts';
 import { ensureLayout, resolveLayout } from '../../../src/vault/index.ts';
 import {
@@ -602,6 +605,30 @@ describe('mcp pack against a hostile server', { timeout: 120_000 }, () => {
       http.closeAllConnections();
       http.close();
     }
+  });
+
+  it('compiles an output schema at the tool’s first result, not when the list comes, and never one over 32 KiB', () => {
+    // The SDK asks for every output schema of a page of the list in one go on the main thread: a
+    // page of large ones held it for seconds, for tools that may never be called.
+    const compiled: object[] = [];
+    const outputs = makeOutputValidator(() => {
+      const compile = makeUntrustedCompiler({ useDefaults: false });
+      return (schema) => {
+        compiled.push(schema);
+        return compile(schema);
+      };
+    });
+    const small = { type: 'object', properties: { n: { type: 'integer' } } };
+    const properties: Record<string, unknown> = {};
+    for (let i = 0; i < 1000; i++) properties[`p${i}`] = { type: 'string', minLength: 1 };
+    const check = outputs.getValidator(small);
+    const checkLarge = outputs.getValidator({ type: 'object', properties } as JsonSchemaType);
+    assert.equal(compiled.length, 0, 'nothing compiled with the list');
+    assert.equal(check({ n: 1 }).valid, true);
+    assert.match(check({ n: 'x' }).errorMessage ?? '', /must be integer/);
+    assert.deepEqual(compiled, [small]);
+    assert.match(checkLarge({}).errorMessage ?? '', /larger than the 32768 characters/);
+    assert.equal(compiled.length, 1, 'the large one is never compiled');
   });
 });
 
