@@ -110,8 +110,8 @@ export class GroupStdioTransport implements Transport {
   }
 
   /**
-   * End the server: its stdin closed and SIGTERM to its group, then SIGKILL to the group after
-   * {@link GRACE_MS} if its process is still there (and to the rest of the group in any case).
+   * End the server and its group: stdin closed, then SIGTERM to the group, then SIGKILL to it,
+   * each after up to {@link GRACE_MS} while the server's process is still there.
    */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -127,16 +127,11 @@ export class GroupStdioTransport implements Transport {
       } catch {
         // Closed already.
       }
+      // As the SDK does: stdin closed, then SIGTERM, then SIGKILL, each after up to GRACE_MS;
+      // but to the whole group, whose other members get the signals once the server is gone.
+      await Promise.race([exited, delay(GRACE_MS)]);
       this.#signal('SIGTERM');
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        exited,
-        new Promise((resolve) => {
-          timer = setTimeout(resolve, GRACE_MS);
-          timer.unref();
-        }),
-      ]);
-      clearTimeout(timer);
+      await Promise.race([exited, delay(GRACE_MS)]);
       this.#signal('SIGKILL');
       child.stdout?.destroy();
       child.stderr?.unpipe(this.stderr);
@@ -154,4 +149,8 @@ export class GroupStdioTransport implements Transport {
       // The group is gone already.
     }
   }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
