@@ -43,9 +43,14 @@ export const mcpPack: ToolPack = {
           }
           if (changed) notify();
         } while (adaptAgain);
-      })().finally(() => {
-        adapting = undefined;
-      });
+      })()
+        .catch((error: unknown) => {
+          // Never an unhandled rejection in the daemon: the tools listed before stay.
+          ctx.logger.error({ err: error }, 'MCP tools could not be taken');
+        })
+        .finally(() => {
+          adapting = undefined;
+        });
       return adapting;
     };
     const servers: McpConnection[] = readServers(ctx.config).map(
