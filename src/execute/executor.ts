@@ -12,6 +12,7 @@ import type {
   Tool,
   ToolCall,
   ToolContext,
+  ToolProgress,
   ToolResult,
 } from '../protocol/types.ts';
 import { validateArguments } from '../protocol/validate.ts';
@@ -467,7 +468,7 @@ export class Executor {
       exec: (file, args, execOptions) => processes.exec(file, args, execOptions),
       progress: (update) => {
         try {
-          options.onProgress?.(update);
+          options.onProgress?.(boundProgress(update));
         } catch (error) {
           logger.warn({ err: error }, 'progress listener failed');
         }
@@ -779,4 +780,27 @@ function requireNumber(name: string, value: unknown, ok: boolean, expected: stri
   if (typeof value !== 'number' || Number.isNaN(value) || !ok) {
     throw new Error(`executor option ${name} must be ${expected}, got ${JSON.stringify(value)}`);
   }
+}
+
+/** Characters of a progress message kept: it becomes an event the daemon keeps for replay. */
+const MAX_PROGRESS_MESSAGE = 200;
+
+// What a tool reports is the tool's (an MCP server's, whatever it relays): a message of 10 MiB
+// in each of the 200 events kept for replay was 2 GB. The message is cut, the fraction finite
+// and between 0 and 1, anything else dropped.
+function boundProgress(update: ToolProgress): ToolProgress {
+  const { message, fraction } = update as { message?: unknown; fraction?: unknown };
+  return {
+    ...(typeof message === 'string'
+      ? {
+          message:
+            message.length > MAX_PROGRESS_MESSAGE
+              ? `${message.slice(0, MAX_PROGRESS_MESSAGE).replace(/[\uD800-\uDBFF]$/, '')}…`
+              : message,
+        }
+      : {}),
+    ...(typeof fraction === 'number' && Number.isFinite(fraction)
+      ? { fraction: Math.min(1, Math.max(0, fraction)) }
+      : {}),
+  };
 }

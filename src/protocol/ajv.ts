@@ -104,6 +104,18 @@ export function compileSchema(schema: object): ValidateFunction {
   return ajv.compile(upgraded);
 }
 
+/**
+ * Check a schema against the meta-schema it names (2020-12 when it names none), as Ajv does
+ * before it compiles, for a compile by an instance that does not check (`validateSchema: false`).
+ * @param schema a JSON Schema, draft-07's tuple keywords already upgraded.
+ * @throws Error saying what is invalid.
+ */
+export function checkSchemaMeta(schema: object): void {
+  const ajv = sharedAjv();
+  if (ajv.opts.validateSchema === false) checkSchema(ajv, schema);
+  else ajv.validateSchema(schema, true);
+}
+
 // What Ajv's own check does before it compiles (`validateSchema(schema, true)`), with the
 // build's validator of the meta-schema the schema names (2020-12 when it names none); a schema
 // that names any other is left to Ajv, which checks it, or throws for a meta-schema it lacks.

@@ -1,4 +1,5 @@
 import { compileSchema, upgradeDraft7, type ValidateFunction } from './ajv.ts';
+import type { SchemaCompiler } from './untrusted-schema.ts';
 import { isRecord, TOOL_NAME_PATTERN } from './names.ts';
 import { SAFETY_LEVELS, type JsonSchema, type Tool, type ToolDefinition } from './types.ts';
 
@@ -21,6 +22,15 @@ const validators = new WeakMap<object, ValidateFunction>();
 // (plugins, MCP servers, configured commands) are compiled when they load: checkToolSchemas.
 const pending = new WeakMap<object, () => ValidateFunction>();
 
+/** Options of {@link defineTool}. */
+export interface DefineToolOptions {
+  /**
+   * What compiles the tool's schemas; default the shared Ajv instance. An MCP server's tools
+   * take `makeUntrustedCompiler()`'s (`untrusted-schema.ts`).
+   */
+  readonly compile?: SchemaCompiler;
+}
+
 /**
  * Declare a tool: check its invariants and fill in defaults. Its schemas are compiled by Ajv on
  * first use, or at once by {@link checkToolSchemas} (vaultd does so for every tool of a plugin, an
@@ -28,11 +38,16 @@ const pending = new WeakMap<object, () => ValidateFunction>();
  * Defaults: `categories` [], `required` [], `readOnly` false, `idempotent` false.
  * @param def the tool as its author writes it: `parameters` (a closed object of named
  *   parameters) or `input` (any JSON Schema of an object, draft-07 or 2020-12).
+ * @param options what compiles its schemas; default the shared Ajv instance.
  * @returns the frozen tool, with `inputSchema`.
  * @throws Error quoting the bad value for a name that is not snake_case, an undeclared required
  *   parameter, an unknown safety level, or a parameter type outside the supported ones.
  */
-export function defineTool<Args = Record<string, unknown>>(def: ToolDefinition<Args>): Tool<Args> {
+export function defineTool<Args = Record<string, unknown>>(
+  def: ToolDefinition<Args>,
+  options: DefineToolOptions = {},
+): Tool<Args> {
+  const compileWith = options.compile ?? compileSchema;
   if (typeof def !== 'object' || def === null) {
     throw new Error(`a tool definition must be an object, got ${quote(def)}`);
   }
@@ -142,9 +157,9 @@ export function defineTool<Args = Record<string, unknown>>(def: ToolDefinition<A
       ['outputSchema', outputSchema],
       ['configSchema', configSchema],
     ] as const) {
-      if (schema !== undefined) checkSchema(where, field, schema);
+      if (schema !== undefined) checkSchema(compileWith, where, field, schema);
     }
-    return compileInput(where, inputSchema, parameters);
+    return compileInput(compileWith, where, inputSchema, parameters);
   };
 
   const tool: Tool<Args> = {
@@ -302,9 +317,14 @@ function copySchema(where: string, field: string, schema: unknown): JsonSchema {
   return deepFreeze(cloneSchema(where, field, schema));
 }
 
-function checkSchema(where: string, field: string, schema: JsonSchema): void {
+function checkSchema(
+  compileWith: SchemaCompiler,
+  where: string,
+  field: string,
+  schema: JsonSchema,
+): void {
   try {
-    compileSchema(schema);
+    compileWith(schema);
   } catch (error) {
     throw new Error(
       `${where}: ${field} ${quote(schema)} is not a valid JSON Schema: ${messageOf(error)}`,
@@ -314,17 +334,18 @@ function checkSchema(where: string, field: string, schema: JsonSchema): void {
 }
 
 function compileInput(
+  compileWith: SchemaCompiler,
   where: string,
   inputSchema: JsonSchema,
   parameters: Record<string, JsonSchema>,
 ): ValidateFunction {
   try {
-    return compileSchema(inputSchema);
+    return compileWith(inputSchema);
   } catch (error) {
     // Find the parameter to blame, so the message quotes the schema the author has to fix.
     for (const [param, schema] of Object.entries(parameters)) {
       try {
-        compileSchema(schema);
+        compileWith(schema);
       } catch (inner) {
         throw new Error(
           `${where}: parameter '${param}' has a schema Ajv cannot compile ${quote(schema)}: ${messageOf(inner)}`,

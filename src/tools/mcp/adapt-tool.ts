@@ -4,6 +4,7 @@ import { checkToolSchemas, defineTool } from '../../protocol/define-tool.ts';
 import { ToolError } from '../../protocol/errors.ts';
 import { isRecord } from '../../protocol/names.ts';
 import type { JsonSchema, SafetyLevel, Tool } from '../../protocol/types.ts';
+import type { SchemaCompiler } from '../../protocol/untrusted-schema.ts';
 import type { McpServerConfig } from './config.ts';
 import type { McpConnection } from './connection.ts';
 import { mapToolName } from './tool-name.ts';
@@ -31,8 +32,9 @@ export function safetyOf(config: McpServerConfig, name: string): SafetyLevel {
  * text content `content`, `isError` an error result.
  * @param server the connection to call through.
  * @param tool the tool as the server listed it.
+ * @param compile what compiles its schemas: `makeUntrustedCompiler()`'s, one per tool list.
  */
-export function adaptTool(server: McpConnection, tool: McpTool): Tool {
+export function adaptTool(server: McpConnection, tool: McpTool, compile: SchemaCompiler): Tool {
   const config = server.config;
   const safety = safetyOf(config, tool.name);
   const hints = tool.annotations;
@@ -42,56 +44,59 @@ export function adaptTool(server: McpConnection, tool: McpTool): Tool {
   ].join('\n\n');
   // A server's schema Ajv cannot compile makes that one tool unlisted, said when it is listed.
   return checkToolSchemas(
-    defineTool({
-      name: mapToolName(config.prefix, tool.name),
-      description,
-      input: tool.inputSchema as JsonSchema,
-      ...(isRecord(tool.outputSchema) ? { outputSchema: tool.outputSchema as JsonSchema } : {}),
-      safety,
-      categories: ['mcp', `mcp:${config.name}`],
-      // Read-only only when the operator made it safe and the server says so too.
-      readOnly: safety === 'safe' && hints?.readOnlyHint === true,
-      idempotent: safety === 'safe' && hints?.idempotentHint === true,
-      openWorld: hints?.openWorldHint !== false,
-      async handler(args, ctx) {
-        let result: CallToolResult;
-        try {
-          result = await server.call(tool.name, args, {
-            signal: ctx.signal,
-            // vaultd's own timeout aborts the signal; the SDK's is a backstop just past it.
-            timeoutMs: 24 * 3_600_000,
-            onProgress: (p) =>
-              ctx.progress({
-                ...(p.message === undefined ? {} : { message: p.message }),
-                ...(p.total !== undefined && p.total > 0
-                  ? { fraction: Math.min(1, p.progress / p.total) }
-                  : {}),
-              }),
-          });
-        } catch (error) {
-          if (ctx.signal.aborted) throw error;
-          throw new ToolError(
-            'EXECUTION_FAILED',
-            `MCP server ${config.name}: ${(error as Error).message}`,
-            {
-              // A request the server may have received may have acted.
+    defineTool(
+      {
+        name: mapToolName(config.prefix, tool.name),
+        description,
+        input: tool.inputSchema as JsonSchema,
+        ...(isRecord(tool.outputSchema) ? { outputSchema: tool.outputSchema as JsonSchema } : {}),
+        safety,
+        categories: ['mcp', `mcp:${config.name}`],
+        // Read-only only when the operator made it safe and the server says so too.
+        readOnly: safety === 'safe' && hints?.readOnlyHint === true,
+        idempotent: safety === 'safe' && hints?.idempotentHint === true,
+        openWorld: hints?.openWorldHint !== false,
+        async handler(args, ctx) {
+          let result: CallToolResult;
+          try {
+            result = await server.call(tool.name, args, {
+              signal: ctx.signal,
+              // vaultd's own timeout aborts the signal; the SDK's is a backstop just past it.
+              timeoutMs: 24 * 3_600_000,
+              onProgress: (p) =>
+                ctx.progress({
+                  ...(p.message === undefined ? {} : { message: p.message }),
+                  ...(p.total !== undefined && p.total > 0
+                    ? { fraction: Math.min(1, p.progress / p.total) }
+                    : {}),
+                }),
+            });
+          } catch (error) {
+            if (ctx.signal.aborted) throw error;
+            throw new ToolError(
+              'EXECUTION_FAILED',
+              `MCP server ${config.name}: ${(error as Error).message}`,
+              {
+                // A request the server may have received may have acted.
+                sideEffect: safety !== 'safe',
+              },
+            );
+          }
+          const text = textOf(result);
+          if (result.isError === true) {
+            throw new ToolError('EXECUTION_FAILED', text === '' ? `${tool.name} failed` : text, {
               sideEffect: safety !== 'safe',
-            },
-          );
-        }
-        const text = textOf(result);
-        if (result.isError === true) {
-          throw new ToolError('EXECUTION_FAILED', text === '' ? `${tool.name} failed` : text, {
-            sideEffect: safety !== 'safe',
-            ...(result.structuredContent === undefined ? {} : { data: result.structuredContent }),
-          });
-        }
-        if (result.structuredContent !== undefined) {
-          return text === '' ? result.structuredContent : { ...result.structuredContent };
-        }
-        return text;
+              ...(result.structuredContent === undefined ? {} : { data: result.structuredContent }),
+            });
+          }
+          if (result.structuredContent !== undefined) {
+            return text === '' ? result.structuredContent : { ...result.structuredContent };
+          }
+          return text;
+        },
       },
-    }),
+      { compile },
+    ),
   );
 }
 

@@ -59,6 +59,9 @@ export const mcpConfigSchema: JsonSchema = {
  * The servers of the `tools.mcp` section (validated by the schema; wrong types fall back to the
  * defaults), without the disabled ones.
  * @param section the pack's config section.
+ * @throws Error naming two servers whose prefixes overlap (one is the other, or starts it followed
+ *   by `_`): a tool of one could then take the name of a tool of the other, and with it the
+ *   other's approvals and grants (`b_y` of server `a` and `y` of server `a_b` are both `a_b_y`).
  */
 export function readServers(section: Readonly<Record<string, unknown>>): McpServerConfig[] {
   const servers = (section['servers'] ?? {}) as Record<string, Record<string, unknown>>;
@@ -81,6 +84,17 @@ export function readServers(section: Readonly<Record<string, unknown>>): McpServ
       connectTimeoutMs:
         typeof raw['connect_timeout_ms'] === 'number' ? raw['connect_timeout_ms'] : 15_000,
     });
+  }
+  for (const one of out) {
+    for (const other of out) {
+      if (one !== other && `${other.prefix}_`.startsWith(`${one.prefix}_`)) {
+        throw new Error(
+          `tools.mcp.servers: the tool names of servers '${one.name}' (prefix '${one.prefix}') and '${other.name}' (prefix '${other.prefix}') overlap: ` +
+            `a tool of '${one.name}' could take the name of a tool of '${other.name}', and its approvals and grants; ` +
+            `give them prefixes where neither is the other or starts it followed by '_' (tools.mcp.servers.<name>.prefix)`,
+        );
+      }
+    }
   }
   return out;
 }

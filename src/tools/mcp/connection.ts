@@ -3,7 +3,9 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { McpServerConfig } from './config.ts';
+import { MAX_TOOLS_PER_SERVER } from './adapt-list.ts';
 import { cappedFetch, MAX_MCP_MESSAGE_BYTES } from './capped-fetch.ts';
+import { makeOutputValidator, type OutputValidator } from './output-validator.ts';
 
 /** What a call to a server's tool may be given. */
 export interface McpCallOptions {
@@ -34,10 +36,16 @@ export class McpConnection {
   readonly #logger: Logger;
   readonly #onChange: () => void;
   #client: Client | undefined;
+  #outputs: OutputValidator | undefined;
   #transport: Transport | undefined;
+  /** A listing in progress after `tools/list_changed`, and whether another was asked for since. */
+  #listing: Promise<void> | undefined;
+  #listAgain = false;
   #tools: McpTool[] = [];
   #state: 'starting' | 'up' | 'down' | 'stopped' = 'starting';
   #failures = 0;
+  /** When the connection last came up (`performance.now()`). */
+  #upSince = 0;
   #retry: NodeJS.Timeout | undefined;
   #lastError = '';
   /** Why this connection is being closed, when vaultd closes it (an answer over the size cap). */
@@ -116,26 +124,20 @@ export class McpConnection {
     // The SDK is loaded the first time a server is configured: most vaults have none, and loading
     // it costs a start-up a few hundred milliseconds.
     const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const outputs = makeOutputValidator();
     const client = new Client(
       { name: 'vaultd', version: '0.1.0' },
       {
         capabilities: {},
+        jsonSchemaValidator: outputs,
         listChanged: {
-          tools: {
-            onChanged: (error, tools) => {
-              if (error !== null) {
-                this.#logger.warn({ err: error }, 'MCP server tools could not be listed again');
-                return;
-              }
-              if (tools !== null) {
-                this.#tools = tools;
-                this.#onChange();
-              }
-            },
-          },
+          // Listed by vaultd, not the SDK: every page (the SDK lists the first), one listing at a
+          // time, each with a fresh output-schema compiler.
+          tools: { autoRefresh: false, onChanged: () => this.#listAgainSoon(client) },
         },
       },
     );
+    this.#outputs = outputs;
     this.#closedFor = undefined;
     const transport = await this.#makeTransport();
     transport.onclose = () => this.#lost(this.#closedFor ?? 'the connection closed');
@@ -147,7 +149,7 @@ export class McpConnection {
       await Promise.race([
         (async () => {
           await client.connect(transport);
-          this.#tools = await listAll(client);
+          this.#setTools(await listAll(client, outputs));
         })(),
         new Promise<never>((_resolve, reject) => {
           timer = setTimeout(
@@ -166,9 +168,44 @@ export class McpConnection {
     }
     clearTimeout(timer);
     this.#state = 'up';
-    this.#failures = 0;
+    this.#upSince = performance.now();
     this.#logger.info({ tools: this.#tools.length }, 'MCP server connected');
     this.#onChange();
+  }
+
+  /** Take a listing; the old array stays when nothing changed, so nothing is compiled again. */
+  #setTools(tools: McpTool[]): boolean {
+    let same = false;
+    try {
+      same = JSON.stringify(tools) === JSON.stringify(this.#tools);
+    } catch {
+      // Too deep to compare: taken as a change.
+    }
+    if (!same) this.#tools = tools;
+    return !same;
+  }
+
+  #listAgainSoon(client: Client): void {
+    if (this.#listing !== undefined) {
+      this.#listAgain = true;
+      return;
+    }
+    this.#listing = (async () => {
+      do {
+        this.#listAgain = false;
+        if (this.#client !== client || this.#outputs === undefined) return;
+        try {
+          const tools = await listAll(client, this.#outputs);
+          if (this.#client === client && this.#setTools(tools)) this.#onChange();
+        } catch (error) {
+          this.#logger.warn({ err: error }, 'MCP server tools could not be listed again');
+        }
+        // A server that says its list changed again and again is listed at most once a second.
+        if (this.#listAgain) await new Promise((resolve) => setTimeout(resolve, 1000).unref());
+      } while (this.#listAgain);
+    })().finally(() => {
+      this.#listing = undefined;
+    });
   }
 
   async #makeTransport(): Promise<Transport> {
@@ -187,16 +224,15 @@ export class McpConnection {
         }),
       });
     }
-    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
-    const transport = new StdioClientTransport({
+    const { GroupStdioTransport } = await import('./stdio-transport.ts');
+    const transport = new GroupStdioTransport({
       command: config.command ?? '',
-      args: [...config.args],
+      args: config.args,
       // Only what the operator wrote, and PATH to find the program: no secret of vaultd's leaks.
       env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...config.env },
       ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
-      stderr: 'pipe',
     });
-    transport.stderr?.on('data', (chunk: Buffer) => {
+    transport.stderr.on('data', (chunk: Buffer) => {
       for (const line of chunk.toString('utf8').split('\n')) {
         if (line.trim() === '') continue;
         this.#stderr.push(line.slice(0, 500));
@@ -211,46 +247,45 @@ export class McpConnection {
     if (this.#state === 'stopped' || this.#state === 'down') return;
     this.#state = 'down';
     this.#lastError = `${reason}${this.#stderrTail()}`;
-    this.#logger.error({ reason: this.#lastError }, 'MCP server went away; restarting it');
+    // The backoff starts again only after a connection that lasted: a server that answers its
+    // start and exits at once would otherwise be started every second for ever.
+    if (performance.now() - this.#upSince >= MAX_BACKOFF_MS) this.#failures = 0;
+    const delay = this.#scheduleRestart();
+    this.#logger.error(
+      { reason: this.#lastError, retry_in_ms: delay },
+      'MCP server went away; restarting it',
+    );
     void this.#close();
-    this.#scheduleRestart();
   }
 
-  #scheduleRestart(): void {
-    if (this.#state === 'stopped') return;
+  /** Start the server again after the backoff; returns the wait. */
+  #scheduleRestart(): number {
+    if (this.#state === 'stopped') return 0;
     const delay = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(this.#failures, 6));
     this.#failures += 1;
     this.#retry = setTimeout(() => {
       if (this.#state === 'stopped') return;
       this.#state = 'starting';
       this.#connect().catch((error: unknown) => {
-        this.#logger.error({ err: error }, 'MCP server restart failed');
         this.#state = 'down';
-        this.#scheduleRestart();
+        const retry = this.#scheduleRestart();
+        this.#logger.error({ err: error, retry_in_ms: retry }, 'MCP server restart failed');
       });
     }, delay);
     this.#retry.unref();
+    return delay;
   }
 
   async #close(): Promise<void> {
     const client = this.#client;
     const transport = this.#transport;
     this.#client = undefined;
+    this.#outputs = undefined;
     this.#transport = undefined;
     if (transport !== undefined) transport.onclose = undefined;
-    // A stdio transport knows its server's process; an HTTP one has none.
-    const pid =
-      transport !== undefined && 'pid' in transport
-        ? (transport as { readonly pid: number | null }).pid
-        : null;
     await client?.close().catch(() => undefined);
-    if (pid !== null && pid !== undefined) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Gone already, as it should be.
-      }
-    }
+    // Also when the client never connected; a stdio server's transport ends its process group.
+    await transport?.close().catch(() => undefined);
   }
 
   #stderrTail(): string {
@@ -260,7 +295,8 @@ export class McpConnection {
   }
 }
 
-async function listAll(client: Client): Promise<McpTool[]> {
+async function listAll(client: Client, outputs: OutputValidator): Promise<McpTool[]> {
+  outputs.renew();
   const tools: McpTool[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < 100; page++) {
@@ -268,7 +304,8 @@ async function listAll(client: Client): Promise<McpTool[]> {
     // A loop, not push(...): a server's page of more than ~120,000 tools would overflow the stack.
     for (const tool of result.tools) tools.push(tool);
     cursor = result.nextCursor;
-    if (cursor === undefined) break;
+    // Past what vaultd takes (adapt-list.ts), the rest is not asked for.
+    if (cursor === undefined || tools.length > MAX_TOOLS_PER_SERVER) break;
   }
   return tools;
 }

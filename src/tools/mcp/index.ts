@@ -1,6 +1,7 @@
 import type { PackHandle, ToolPack } from '../../protocol/pack.ts';
+import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool } from '../../protocol/types.ts';
-import { adaptTool } from './adapt-tool.ts';
+import { adaptToolList } from './adapt-list.ts';
 import { mcpConfigSchema, readServers } from './config.ts';
 import { McpConnection } from './connection.ts';
 
@@ -19,46 +20,66 @@ export const mcpPack: ToolPack = {
     const notify = (): void => {
       for (const listener of [...listeners]) listener();
     };
-    const servers = readServers(ctx.config).map(
-      (config) => new McpConnection(config, ctx.logger, notify),
+    // A server's tools are adapted (their schemas compiled) once per list it gives, off the
+    // listing and a tool at a time (adaptToolList gives the event loop turns), with a compiler of
+    // their own: a new list frees what the old one compiled. One adaptation runs at a time.
+    const adapted = new Map<McpConnection, { source: readonly McpTool[]; tools: Tool[] }>();
+    let adapting: Promise<void> | undefined;
+    let adaptAgain = false;
+    const adaptChanged = (): Promise<void> => {
+      if (adapting !== undefined) {
+        adaptAgain = true;
+        return adapting;
+      }
+      adapting = (async () => {
+        do {
+          adaptAgain = false;
+          let changed = false;
+          for (const server of servers) {
+            const source = server.tools;
+            if (adapted.get(server)?.source === source) continue;
+            adapted.set(server, { source, tools: await adaptToolList(server, source, ctx.logger) });
+            changed = true;
+          }
+          if (changed) notify();
+        } while (adaptAgain);
+      })()
+        .catch((error: unknown) => {
+          // Never an unhandled rejection in the daemon: the tools listed before stay.
+          ctx.logger.error({ err: error }, 'MCP tools could not be taken');
+        })
+        .finally(() => {
+          adapting = undefined;
+        });
+      return adapting;
+    };
+    const servers: McpConnection[] = readServers(ctx.config).map(
+      (config) => new McpConnection(config, ctx.logger, () => void adaptChanged()),
     );
     try {
       await Promise.all(servers.map((server) => server.start()));
+      await adaptChanged();
     } catch (error) {
       await Promise.all(servers.map((server) => server.stop()));
       throw error;
     }
-    let cache: { key: string; tools: Tool[] } | undefined;
     const tools = (): Tool[] => {
-      const key = JSON.stringify(servers.map((s) => s.tools.map((t) => [t.name, t.inputSchema])));
-      if (cache?.key === key) return cache.tools;
       const out: Tool[] = [];
       const seen = new Map<string, string>();
       for (const server of servers) {
-        for (const tool of server.tools) {
-          let adapted: Tool;
-          try {
-            adapted = adaptTool(server, tool);
-          } catch (error) {
-            ctx.logger.warn(
-              { err: error, server: server.config.name, tool: tool.name },
-              'MCP tool left out: its declaration is not usable',
-            );
-            continue;
-          }
-          const other = seen.get(adapted.name);
+        for (const tool of adapted.get(server)?.tools ?? []) {
+          const other = seen.get(tool.name);
           if (other !== undefined) {
             ctx.logger.error(
-              { tool: adapted.name, servers: [other, server.config.name] },
+              { tool: tool.name, servers: [other, server.config.name] },
               'two MCP tools map to one name; give one server another prefix (tools.mcp.servers.<name>.prefix)',
             );
             continue;
           }
-          seen.set(adapted.name, server.config.name);
-          out.push(adapted);
+          seen.set(tool.name, server.config.name);
+          out.push(tool);
         }
       }
-      cache = { key, tools: out };
       return out;
     };
     return {

@@ -5,18 +5,26 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { pino } from 'pino';
 import { ApprovalGate } from '../../../src/approval/gate.ts';
 import { compilePolicy } from '../../../src/approval/policy.ts';
 import { loadConfig } from '../../../src/config/index.ts';
 import { Executor } from '../../../src/execute/index.ts';
 import { silentLogger } from '../../../src/observe/logger.ts';
 import { ToolRegistry } from '../../../src/protocol/index.ts';
+import type { ToolProgress } from '../../../src/protocol/types.ts';
 import { PackHost, packConfigSchemas } from '../../../src/tools/host.ts';
 import { BUILTIN_PACKS } from '../../../src/tools/index.ts';
+import { readServers } from '../../../src/tools/mcp/config.ts';
+import { McpConnection } from '../../../src/tools/mcp/connection.ts';
+import { makeOutputValidator } from '../../../src/tools/mcp/output-validator.ts';
+import type { JsonSchemaType } from '@modelcontextprotocol/sdk/validation/types.js';
+import { makeUntrustedCompiler } from '../../../src/protocol/untrusted-schema.ts';
 import { mapToolName } from '../../../src/tools/mcp/tool-name.ts';
 import { ensureLayout, resolveLayout } from '../../../src/vault/index.ts';
 import {
@@ -36,6 +44,27 @@ const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everyth
 const CRASHY = join(ROOT, 'test/fixtures/mcp/crashy-server.mjs');
 const HUGE = join(ROOT, 'test/fixtures/mcp/huge-http-server.mjs');
 const FILESYSTEM = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+const HOSTILE = join(ROOT, 'test/fixtures/mcp/hostile-server.mjs');
+
+/** The config of a hostile stdio server with this tool list and these answers (see the fixture). */
+function hostile(
+  tools: unknown[],
+  results: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    command: process.execPath,
+    args: [HOSTILE],
+    env: { HOSTILE_TOOLS: JSON.stringify(tools), HOSTILE_RESULTS: JSON.stringify(results) },
+    tools: { '*': 'safe' },
+    ...extra,
+  };
+}
+
+/** A tool declaration as a server sends it: an object input schema with these properties. */
+function toolWith(name: string, properties: Record<string, unknown>, more = {}): object {
+  return { name, inputSchema: { type: 'object', properties }, ...more };
+}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -300,6 +329,306 @@ describe('mcp pack', { timeout: 120_000 }, () => {
         server.kill('SIGKILL');
       }
     }
+  });
+});
+
+describe('mcp pack against a hostile server', { timeout: 120_000 }, () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'vaultd-mcp-hostile-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('runs a server’s patterns with RE2: a catastrophic pattern in an input or output schema cannot hold the main thread', async () => {
+    // With JavaScript's engine each check below backtracks for ever (2^40 ways to split the a's).
+    const evil = { type: 'string', pattern: '^(a|a)*$' };
+    const stuck = `${'a'.repeat(40)}!`;
+    const { registry, host, executor } = await hostWith(dir, {
+      h: hostile(
+        [
+          toolWith(
+            'match',
+            { s: evil },
+            {
+              outputSchema: { type: 'object', properties: { s: evil } },
+            },
+          ),
+          toolWith('lookahead', { s: { type: 'string', pattern: '^(?!x)' } }),
+          toolWith('huge', { s: { type: 'string', pattern: '.{1000}.{1000}.{1000}' } }),
+          toolWith('plain', { s: { type: 'string', pattern: '^\\u0061+$' } }),
+        ],
+        {
+          match: {
+            result: { content: [{ type: 'text', text: 'x' }], structuredContent: { s: stuck } },
+          },
+        },
+      ),
+    });
+    try {
+      const input = await executor.execute({ id: 'r1', name: 'h_match', arguments: { s: stuck } });
+      assert.equal(input.error?.code, 'INVALID_PARAMS', input.content);
+      const output = await executor.execute({ id: 'r2', name: 'h_match', arguments: { s: 'a' } });
+      assert.equal(output.error?.code, 'EXECUTION_FAILED');
+      assert.match(output.error?.message ?? '', /does not match the tool's output schema/);
+      assert.equal(
+        registry.has('h_lookahead'),
+        false,
+        'a pattern RE2 cannot run leaves its tool out',
+      );
+      assert.equal(registry.has('h_huge'), false, 'so does one of over 2,000 RE2 instructions');
+      const plain = await executor.execute({ id: 'r3', name: 'h_plain', arguments: { s: 'aa' } });
+      assert.equal(plain.success, true, '\\u escapes are read as in JavaScript');
+      const wrong = await executor.execute({ id: 'r4', name: 'h_plain', arguments: { s: 'ab' } });
+      assert.equal(wrong.error?.code, 'INVALID_PARAMS');
+    } finally {
+      await host.stop();
+    }
+  });
+
+  it('leaves out only the tool whose output schema cannot be compiled; the server’s other tools work', async () => {
+    const { registry, host, executor } = await hostWith(dir, {
+      h: hostile([
+        toolWith(
+          'broken',
+          {},
+          { outputSchema: { type: 'object', properties: { x: { type: 'nope' } } } },
+        ),
+        toolWith('fine', {}),
+      ]),
+    });
+    try {
+      assert.equal(registry.has('h_broken'), false);
+      assert.equal(
+        (await executor.execute({ id: 'o1', name: 'h_fine', arguments: {} })).content,
+        'ok',
+      );
+    } finally {
+      await host.stop();
+    }
+  });
+
+  it('keeps each server’s `$id`s to itself: two servers may use one, and a tool keeps its own when the list changes', async () => {
+    const withId = toolWith('args', { n: { type: 'integer' } });
+    (withId as { inputSchema: Record<string, unknown> }).inputSchema['$id'] =
+      'https://example.com/schemas/args';
+    const { registry, host, executor } = await hostWith(dir, {
+      a: hostile([withId, toolWith('grow', {})], {
+        grow: { relist: [withId, toolWith('grow', {}), toolWith('grown', {})] },
+      }),
+      b: hostile([withId]),
+    });
+    try {
+      assert.ok(registry.has('a_args') && registry.has('b_args'), registry.names().join(', '));
+      await executor.execute({ id: 'i1', name: 'a_grow', arguments: {} });
+      await waitFor(() => registry.has('a_grown'), { message: 'the new list is taken' });
+      assert.ok(registry.has('a_args'), 'compiled again without "already exists"');
+      const call = await executor.execute({ id: 'i2', name: 'a_args', arguments: { n: 'x' } });
+      assert.equal(call.error?.code, 'INVALID_PARAMS');
+    } finally {
+      await host.stop();
+    }
+  });
+
+  it('refuses servers whose prefixes overlap, so that no server’s tool can take the name of another’s', async () => {
+    // Server `a` adds `b_y`, which is `a_b_y`: the name of `y` of server `a_b`, with its grants.
+    const servers = {
+      a: hostile([toolWith('x', {})], { x: { relist: [toolWith('x', {}), toolWith('b_y', {})] } }),
+      a_b: hostile([toolWith('y', {})], {}, { tools: {} }),
+    };
+    await assert.rejects(
+      hostWith(dir, servers),
+      /servers 'a' \(prefix 'a'\) and 'a_b' \(prefix 'a_b'\) overlap/,
+    );
+    await assert.rejects(
+      hostWith(dir, { one: hostile([]), two: hostile([], {}, { prefix: 'one' }) }),
+      /overlap/,
+    );
+    const { registry, host } = await hostWith(dir, {
+      ab: hostile([toolWith('x', {})]),
+      a: hostile([toolWith('b_x', {})]),
+    });
+    try {
+      assert.ok(registry.has('ab_x') && registry.has('a_b_x'), 'ab and a do not overlap');
+    } finally {
+      await host.stop();
+    }
+  });
+
+  it('keeps a server’s progress reports small: a message is cut, a fraction kept between 0 and 1', async () => {
+    // Each report becomes a `tool.progress` event, and the daemon keeps the last 200 for replay:
+    // 200 messages of 10 MiB were 2 GB.
+    const { host, executor } = await hostWith(dir, {
+      h: hostile([toolWith('busy', {})], {
+        busy: {
+          progress: [
+            { progress: 1, total: 2, repeat: 1_000_000 },
+            { progress: -5, total: 2 },
+            { progress: 9, total: 2, message: 'done' },
+          ],
+        },
+      }),
+    });
+    try {
+      const seen: ToolProgress[] = [];
+      const done = await executor.execute(
+        { id: 'p1', name: 'h_busy', arguments: {} },
+        { onProgress: (p) => seen.push(p) },
+      );
+      assert.equal(done.success, true, done.content);
+      assert.equal(seen.length, 3);
+      assert.ok((seen[0]?.message?.length ?? 0) <= 500, `${seen[0]?.message?.length}`);
+      assert.deepEqual(
+        seen.map((p) => p.fraction),
+        [0.5, 0, 1],
+      );
+      assert.equal(seen[2]?.message, 'done');
+    } finally {
+      await host.stop();
+    }
+  });
+
+  it('backs off a server that exits right after each start: 1 s, then 2 s, not every second for ever', async () => {
+    const lines: { msg: string; retry_in_ms?: number }[] = [];
+    const logger = pino(
+      { level: 'error' },
+      { write: (line: string) => lines.push(JSON.parse(line) as (typeof lines)[number]) },
+    );
+    const [config] = readServers({
+      servers: { h: hostile([], {}, { env: { HOSTILE_EXIT_AFTER_LIST: '1' } }) },
+    });
+    assert.ok(config);
+    const server = new McpConnection(config, logger, () => undefined);
+    try {
+      await server.start();
+      const lost = () => lines.filter((l) => l.msg.startsWith('MCP server went away'));
+      await waitFor(() => lost().length >= 2, { message: 'it exited twice' });
+      assert.deepEqual(
+        lost()
+          .slice(0, 2)
+          .map((l) => l.retry_in_ms),
+        [1000, 2000],
+      );
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('ends a stdio server’s whole process group when it stops, a child the server started included', async () => {
+    const pidFile = join(dir, 'child.pid');
+    const { host } = await hostWith(dir, {
+      h: hostile([], {}, { env: { HOSTILE_CHILD_PID_FILE: pidFile } }),
+    });
+    const child = Number(await readFile(pidFile, 'utf8'));
+    const alive = (): boolean => {
+      try {
+        process.kill(child, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    try {
+      assert.equal(alive(), true);
+      await host.stop();
+      await waitFor(() => !alive(), { message: 'the server’s child is gone' });
+    } finally {
+      if (alive()) process.kill(child, 'SIGKILL');
+    }
+  });
+
+  it('leaves out a tool whose schemas are too large to compile quickly, a name over 128 characters, and tools past the 1,000th', async () => {
+    // Ajv compiles on the main thread: a 300 KB schema took 6 s, every note waiting meanwhile.
+    const properties: Record<string, unknown> = {};
+    for (let i = 0; i < 1000; i++) properties[`p${i}`] = { type: 'string', minLength: 1 };
+    const many = Array.from({ length: 1001 }, (_, i) => ({
+      name: `t${i}`,
+      inputSchema: { type: 'object' },
+    }));
+    const { registry, host, executor } = await hostWith(dir, {
+      h: hostile([
+        toolWith('big', properties),
+        toolWith(`long_${'x'.repeat(200)}`, {}),
+        toolWith('fine', {}),
+        ...many.slice(0, 997),
+      ]),
+    });
+    try {
+      assert.equal(registry.has('h_big'), false, 'over 32 KiB of schema');
+      assert.equal(
+        registry.names().some((n) => n.startsWith('h_long_')),
+        false,
+        'a name over 128 characters',
+      );
+      assert.equal(registry.names().filter((n) => n.startsWith('h_t')).length, 997);
+      assert.equal(
+        (await executor.execute({ id: 'b1', name: 'h_fine', arguments: {} })).content,
+        'ok',
+      );
+    } finally {
+      await host.stop();
+    }
+    const { registry: second, host: again } = await hostWith(dir, { h: hostile(many) });
+    try {
+      assert.equal(second.has('h_t999'), true);
+      assert.equal(second.has('h_t1000'), false, 'the 1,001st tool');
+    } finally {
+      await again.stop();
+    }
+  });
+
+  it('reads no more than 4 KiB of an HTTP error answer, which the SDK quotes whole in its error', async () => {
+    const http = createHttpServer((_req, res) => {
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      // 20 MiB, written as it is read.
+      let left = 20 * 1024;
+      const more = (): void => {
+        while (left > 0) {
+          left -= 1;
+          if (!res.write('e'.repeat(1024))) return void res.once('drain', more);
+        }
+        res.end();
+      };
+      more();
+    });
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    const { port } = http.address() as AddressInfo;
+    try {
+      const failed = await hostWith(dir, { e: { url: `http://127.0.0.1:${port}/mcp` } }).then(
+        () => assert.fail('it started'),
+        (error: Error) => error,
+      );
+      assert.match(failed.message, /could not start/);
+      assert.ok(failed.message.length < 10_000, `a message of ${failed.message.length} characters`);
+    } finally {
+      http.closeAllConnections();
+      http.close();
+    }
+  });
+
+  it('compiles an output schema at the tool’s first result, not when the list comes, and never one over 32 KiB', () => {
+    // The SDK asks for every output schema of a page of the list in one go on the main thread: a
+    // page of large ones held it for seconds, for tools that may never be called.
+    const compiled: object[] = [];
+    const outputs = makeOutputValidator(() => {
+      const compile = makeUntrustedCompiler({ useDefaults: false });
+      return (schema) => {
+        compiled.push(schema);
+        return compile(schema);
+      };
+    });
+    const small = { type: 'object', properties: { n: { type: 'integer' } } };
+    const properties: Record<string, unknown> = {};
+    for (let i = 0; i < 1000; i++) properties[`p${i}`] = { type: 'string', minLength: 1 };
+    const check = outputs.getValidator(small);
+    const checkLarge = outputs.getValidator({ type: 'object', properties } as JsonSchemaType);
+    assert.equal(compiled.length, 0, 'nothing compiled with the list');
+    assert.equal(check({ n: 1 }).valid, true);
+    assert.match(check({ n: 'x' }).errorMessage ?? '', /must be integer/);
+    assert.deepEqual(compiled, [small]);
+    assert.match(checkLarge({}).errorMessage ?? '', /larger than the 32768 characters/);
+    assert.equal(compiled.length, 1, 'the large one is never compiled');
   });
 });
 

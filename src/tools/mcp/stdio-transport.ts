@@ -1,0 +1,156 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { PassThrough } from 'node:stream';
+import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+
+/** How long a server may take to exit once its stdin is closed and it is sent SIGTERM. */
+const GRACE_MS = 2000;
+
+/** The program of a stdio MCP server and how to start it. */
+export interface StdioServerParams {
+  readonly command: string;
+  readonly args: readonly string[];
+  /** Added to the SDK's few safe variables (`HOME`, `PATH`, `USER`…); nothing else is inherited. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+}
+
+/**
+ * The SDK's stdio client transport, but with the server in a process group of its own: closing
+ * ends the whole group (a wrapper such as `npx` or `sh -c` and what it started, or a child the
+ * server left behind), not just the process vaultd started, and a server whose process exits is
+ * closed at once, even while a child of it still holds its output open. Messages are read with
+ * the SDK's own reader, with its size cap.
+ */
+export class GroupStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  /** The server's stderr, there before the start so that nothing it writes early is lost. */
+  readonly stderr = new PassThrough();
+  readonly #params: StdioServerParams;
+  readonly #buffer = new ReadBuffer();
+  #child: ChildProcess | undefined;
+  #pid: number | null = null;
+  #closed = false;
+
+  /** @param params the program, its arguments, environment and working directory. */
+  constructor(params: StdioServerParams) {
+    this.#params = params;
+  }
+
+  /** The pid of the process started, which is also its process group's id (null before). */
+  get pid(): number | null {
+    return this.#pid;
+  }
+
+  /** Start the server's process. */
+  async start(): Promise<void> {
+    if (this.#child !== undefined) throw new Error('the MCP server was started already');
+    const child = spawn(this.#params.command, [...this.#params.args], {
+      env: { ...getDefaultEnvironment(), ...this.#params.env },
+      ...(this.#params.cwd === undefined ? {} : { cwd: this.#params.cwd }),
+      stdio: ['pipe', 'pipe', 'pipe'],
+      shell: false,
+      detached: true,
+    });
+    this.#child = child;
+    child.stderr?.pipe(this.stderr);
+    child.stdin?.on('error', (error) => this.onerror?.(error));
+    child.stdout?.on('error', (error) => this.onerror?.(error));
+    child.stdout?.on('data', (chunk: Buffer) => {
+      try {
+        this.#buffer.append(chunk);
+      } catch (error) {
+        // Over the SDK's cap on one message.
+        this.onerror?.(error as Error);
+        void this.close();
+        return;
+      }
+      for (;;) {
+        let message: JSONRPCMessage | null;
+        try {
+          message = this.#buffer.readMessage();
+        } catch (error) {
+          // A line that is not a JSON-RPC message is skipped, as the SDK does.
+          this.onerror?.(error as Error);
+          continue;
+        }
+        if (message === null) break;
+        this.onmessage?.(message);
+      }
+    });
+    // `exit`, not `close`: a child of the server that holds its output open would keep `close`
+    // from coming, and the connection would wait for answers that never come.
+    child.once('exit', () => void this.close());
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', () => {
+        this.#pid = child.pid ?? null;
+        resolve();
+      });
+      child.once('error', (error) => {
+        reject(error);
+        this.onerror?.(error);
+      });
+    });
+  }
+
+  /**
+   * Send one message.
+   * @param message the JSON-RPC message.
+   */
+  async send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.#child?.stdin;
+    if (this.#closed || stdin === undefined || stdin === null) throw new Error('Not connected');
+    if (!stdin.write(serializeMessage(message))) {
+      await new Promise((resolve) => stdin.once('drain', resolve));
+    }
+  }
+
+  /**
+   * End the server and its group: stdin closed, then SIGTERM to the group, then SIGKILL to it,
+   * each after up to {@link GRACE_MS} while the server's process is still there.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const child = this.#child;
+    if (child !== undefined) {
+      const exited = new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) resolve();
+        else child.once('exit', () => resolve());
+      });
+      try {
+        child.stdin?.end();
+      } catch {
+        // Closed already.
+      }
+      // As the SDK does: stdin closed, then SIGTERM, then SIGKILL, each after up to GRACE_MS;
+      // but to the whole group, whose other members get the signals once the server is gone.
+      await Promise.race([exited, delay(GRACE_MS)]);
+      this.#signal('SIGTERM');
+      await Promise.race([exited, delay(GRACE_MS)]);
+      this.#signal('SIGKILL');
+      child.stdout?.destroy();
+      child.stderr?.unpipe(this.stderr);
+      child.stderr?.destroy();
+    }
+    this.#buffer.clear();
+    this.onclose?.();
+  }
+
+  #signal(signal: NodeJS.Signals): void {
+    if (this.#pid === null) return;
+    try {
+      process.kill(-this.#pid, signal);
+    } catch {
+      // The group is gone already.
+    }
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
