@@ -44,6 +44,7 @@ import { PackHost } from './tools/host.ts';
 import { relative } from 'node:path';
 import { scheduleCron, type Schedule } from './vault/schedule.ts';
 import { startWatcher, type FolderKind, type Watcher } from './vault/watcher.ts';
+import { oneAtATime } from './protocol/one-at-a-time.ts';
 
 /** Options of {@link startDaemon}. */
 export interface DaemonOptions {
@@ -358,25 +359,7 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
 
   // One pass at a time: watchers, the reconcile scan and start-up all ask for one, and two passes
   // would read the same file twice.
-  let applying: Promise<void> | undefined;
-  let applyAgain = false;
-  const applyDecisionFiles = (): Promise<void> => {
-    if (applying !== undefined) {
-      applyAgain = true;
-      return applying;
-    }
-    applying = (async () => {
-      try {
-        do {
-          applyAgain = false;
-          await applyDecisionFilesOnce();
-        } while (applyAgain);
-      } finally {
-        applying = undefined;
-      }
-    })();
-    return applying;
-  };
+  const applyDecisionFiles = oneAtATime(() => applyDecisionFilesOnce());
   /**
    * Look at the note of a request just decided (CLI, HTTP) or expired, in the folder it is in. A
    * note being worked on right now (claimed in In_Progress/) is not claimed again: it goes back to

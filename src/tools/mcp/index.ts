@@ -4,6 +4,7 @@ import type { Tool } from '../../protocol/types.ts';
 import { adaptToolList } from './adapt-list.ts';
 import { mcpConfigSchema, readServers } from './config.ts';
 import { McpConnection } from './connection.ts';
+import { oneAtATime } from '../../protocol/one-at-a-time.ts';
 
 /**
  * The `mcp` pack: the tools of configured MCP servers (`tools.mcp.servers`), stdio or Streamable
@@ -24,35 +25,21 @@ export const mcpPack: ToolPack = {
     // listing and a tool at a time (adaptToolList gives the event loop turns), with a compiler of
     // their own: a new list frees what the old one compiled. One adaptation runs at a time.
     const adapted = new Map<McpConnection, { source: readonly McpTool[]; tools: Tool[] }>();
-    let adapting: Promise<void> | undefined;
-    let adaptAgain = false;
-    const adaptChanged = (): Promise<void> => {
-      if (adapting !== undefined) {
-        adaptAgain = true;
-        return adapting;
+    const adaptChanged = oneAtATime(async () => {
+      try {
+        let changed = false;
+        for (const server of servers) {
+          const source = server.tools;
+          if (adapted.get(server)?.source === source) continue;
+          adapted.set(server, { source, tools: await adaptToolList(server, source, ctx.logger) });
+          changed = true;
+        }
+        if (changed) notify();
+      } catch (error) {
+        // Never an unhandled rejection in the daemon: the tools listed before stay.
+        ctx.logger.error({ err: error }, 'MCP tools could not be taken');
       }
-      adapting = (async () => {
-        do {
-          adaptAgain = false;
-          let changed = false;
-          for (const server of servers) {
-            const source = server.tools;
-            if (adapted.get(server)?.source === source) continue;
-            adapted.set(server, { source, tools: await adaptToolList(server, source, ctx.logger) });
-            changed = true;
-          }
-          if (changed) notify();
-        } while (adaptAgain);
-      })()
-        .catch((error: unknown) => {
-          // Never an unhandled rejection in the daemon: the tools listed before stay.
-          ctx.logger.error({ err: error }, 'MCP tools could not be taken');
-        })
-        .finally(() => {
-          adapting = undefined;
-        });
-      return adapting;
-    };
+    });
     const servers: McpConnection[] = readServers(ctx.config).map(
       (config) => new McpConnection(config, ctx.logger, () => void adaptChanged()),
     );
