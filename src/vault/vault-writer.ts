@@ -40,7 +40,26 @@ export async function writeInVault(
  * @throws VaultIoError with code `EOUTSIDE` when `dir` is a link, has one on its way or resolves
  *   outside the vault; with the `realpath` error's code (`ENOENT`…) when it cannot be resolved.
  */
-export async function assertInsideVault(root: string, dir: string): Promise<void> {
+export function assertInsideVault(root: string, dir: string): Promise<void> {
+  // Checks of one folder asked for while one runs join it: a backlog's forty notes in flight each
+  // checked `In_Progress/` and `Done/`, one `realpath` (a thread-pool job and a `readlink` per
+  // component) each, all at once (bench/README.md, item 49). A joined check started a few
+  // microseconds before it was asked for, the same order of time as the one between any check
+  // and the move it guards; one that fails is not shared (the folder may have been made since):
+  // each caller that joined it checks again on its own.
+  const key = `${root}\0${dir}`;
+  const running = checking.get(key);
+  if (running !== undefined) return running.catch(() => checkInsideVault(root, dir));
+  const check = checkInsideVault(root, dir).finally(() => {
+    if (checking.get(key) === check) checking.delete(key);
+  });
+  checking.set(key, check);
+  return check;
+}
+
+const checking = new Map<string, Promise<void>>();
+
+async function checkInsideVault(root: string, dir: string): Promise<void> {
   const inside = relative(root, dir);
   if (inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside)) {
     throw refused(dir, `${dir} is not inside the vault ${root}`);

@@ -3,6 +3,7 @@
 // vaultd moved notes and wrote files through it. Each test makes that link with real files and
 // checks that nothing reaches the outside folder and the note stays where it was.
 import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
 import { link, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -71,6 +72,39 @@ describe('assertInsideVault', () => {
       refused('Mail'),
     );
     await assert.rejects(assertInsideVault(layout.root, base), refused('not inside the vault'));
+  });
+});
+
+describe('assertInsideVault, many at once', () => {
+  it('gives every check asked for together the right answer, and keeps none once they end', async () => {
+    const many = (): Promise<PromiseSettledResult<void>[]> =>
+      Promise.allSettled(
+        Array.from({ length: 40 }, () => assertInsideVault(layout.root, layout.done)),
+      );
+    for (const r of await many()) assert.equal(r.status, 'fulfilled');
+    // The folder swapped for a link right after: the next checks see the link, none is answered
+    // from the checks that passed.
+    await replaceWithLink(layout.done);
+    for (const r of await many()) {
+      assert.equal(r.status, 'rejected');
+      refused('Done')((r as PromiseRejectedResult).reason);
+    }
+    // And back to a real folder: a refusal is not kept either.
+    await rm(layout.done);
+    await mkdir(layout.done);
+    for (const r of await many()) assert.equal(r.status, 'fulfilled');
+  });
+
+  it('checks again, alone, when the check it joined failed', async () => {
+    await rm(layout.done, { recursive: true });
+    const first = assertInsideVault(layout.root, layout.done);
+    // Runs before the joined check's own look (its reaction comes first): the folder is there by
+    // then, so the joined check passes only if it looked for itself.
+    const made = first.catch(() => mkdirSync(layout.done));
+    const joined = assertInsideVault(layout.root, layout.done);
+    await assert.rejects(first, { code: 'ENOENT' });
+    await made;
+    await joined;
   });
 });
 
