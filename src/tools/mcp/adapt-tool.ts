@@ -27,6 +27,12 @@ export function safetyOf(config: McpServerConfig, name: string): SafetyLevel {
 }
 
 /**
+ * Characters of a server's description of a tool that vaultd keeps: it is listed by `vaultd
+ * tools`, exported to agents and kept in memory for each tool, and a server may send megabytes.
+ */
+export const MAX_DESCRIPTION_CHARS = 4000;
+
+/**
  * Declare one of a server's tools as a vaultd tool: named `<prefix>_<tool>`, its input schema
  * validated by Ajv before the call, its output schema kept; `structuredContent` becomes `data`,
  * text content `content`, `isError` an error result.
@@ -38,8 +44,15 @@ export function adaptTool(server: McpConnection, tool: McpTool, compile: SchemaC
   const config = server.config;
   const safety = safetyOf(config, tool.name);
   const hints = tool.annotations;
+  const own = (
+    tool.description ??
+    tool.title ??
+    `Tool ${tool.name} of MCP server ${config.name}.`
+  ).trim();
   const description = [
-    (tool.description ?? tool.title ?? `Tool ${tool.name} of MCP server ${config.name}.`).trim(),
+    own.length > MAX_DESCRIPTION_CHARS
+      ? `${own.slice(0, MAX_DESCRIPTION_CHARS)}… (cut at ${MAX_DESCRIPTION_CHARS} characters)`
+      : own,
     `(MCP server ${config.name}, tool ${tool.name}.)`,
   ].join('\n\n');
   // A server's schema Ajv cannot compile makes that one tool unlisted, said when it is listed.

@@ -8,6 +8,12 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 /** How long a server may take to exit once its stdin is closed and it is sent SIGTERM. */
 const GRACE_MS = 2000;
 
+/**
+ * Bytes sent to a server and not yet read by it past which nothing more is sent: a server that
+ * stops reading its input made vaultd keep every later call's arguments in memory, for ever.
+ */
+export const MAX_UNREAD_BYTES = 16 * 1024 * 1024;
+
 /** The program of a stdio MCP server and how to start it. */
 export interface StdioServerParams {
   readonly command: string;
@@ -104,6 +110,11 @@ export class GroupStdioTransport implements Transport {
   async send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.#child?.stdin;
     if (this.#closed || stdin === undefined || stdin === null) throw new Error('Not connected');
+    if (stdin.writableLength > MAX_UNREAD_BYTES) {
+      throw new Error(
+        `the server has not read the last ${Math.round(stdin.writableLength / 1024 / 1024)} MiB sent to it; nothing more is sent until it reads`,
+      );
+    }
     if (!stdin.write(serializeMessage(message))) {
       await new Promise((resolve) => stdin.once('drain', resolve));
     }

@@ -538,7 +538,7 @@ describe('mcp pack against a hostile server', { timeout: 120_000 }, () => {
     }
   });
 
-  it('leaves out a tool whose schemas are too large to compile quickly, a name over 128 characters, and tools past the 1,000th', async () => {
+  it('leaves out a tool whose schemas are too large to compile quickly, a name over 128 characters, and tools past the 1,000th, and cuts a long description', async () => {
     // Ajv compiles on the main thread: a 300 KB schema took 6 s, every note waiting meanwhile.
     const properties: Record<string, unknown> = {};
     for (let i = 0; i < 1000; i++) properties[`p${i}`] = { type: 'string', minLength: 1 };
@@ -550,7 +550,7 @@ describe('mcp pack against a hostile server', { timeout: 120_000 }, () => {
       h: hostile([
         toolWith('big', properties),
         toolWith(`long_${'x'.repeat(200)}`, {}),
-        toolWith('fine', {}),
+        toolWith('fine', {}, { description: `${'d'.repeat(5000)}END` }),
         ...many.slice(0, 997),
       ]),
     });
@@ -562,6 +562,13 @@ describe('mcp pack against a hostile server', { timeout: 120_000 }, () => {
         'a name over 128 characters',
       );
       assert.equal(registry.names().filter((n) => n.startsWith('h_t')).length, 997);
+      const described = registry.get('h_fine')?.description ?? '';
+      assert.match(
+        described,
+        /^d{4000}… \(cut at 4000 characters\)/,
+        'a description over 4,000 characters is cut',
+      );
+      assert.doesNotMatch(described, /END/);
       assert.equal(
         (await executor.execute({ id: 'b1', name: 'h_fine', arguments: {} })).content,
         'ok',
@@ -575,6 +582,39 @@ describe('mcp pack against a hostile server', { timeout: 120_000 }, () => {
       assert.equal(second.has('h_t1000'), false, 'the 1,001st tool');
     } finally {
       await again.stop();
+    }
+  });
+
+  it('sends nothing more to a stdio server that stops reading, once 16 MiB wait in its input', async () => {
+    const { host, executor } = await hostWith(dir, {
+      h: hostile(
+        [toolWith('sink', { text: { type: 'string' } })],
+        {},
+        {
+          env: {
+            HOSTILE_TOOLS: JSON.stringify([toolWith('sink', { text: { type: 'string' } })]),
+            HOSTILE_RESULTS: '{}',
+            HOSTILE_STOP_READING: '1',
+          },
+        },
+      ),
+    });
+    try {
+      // 5 MiB a call, all at once: the fourth takes what waits past 16 MiB, the rest are refused
+      // at once instead of being kept in memory (before: every one kept, until vaultd stopped).
+      const text = 'x'.repeat(5 * 1024 * 1024);
+      const results = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          executor.execute({ id: `s${i}`, name: 'h_sink', arguments: { text } }),
+        ),
+      );
+      const refused = results.filter((r) =>
+        /has not read the last \d+ MiB/.test(r.error?.message ?? ''),
+      );
+      assert.ok(refused.length >= 1, JSON.stringify(results.map((r) => r.error?.message)));
+      assert.ok(results.every((r) => r.status === 'error'));
+    } finally {
+      await host.stop();
     }
   });
 
