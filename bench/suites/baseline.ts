@@ -61,6 +61,26 @@ export async function runBaseline(ctx: BenchContext): Promise<Figure[]> {
   }
 }
 
+/**
+ * The raw script's throughput over `notes` fresh notes, with no sequential sample: run right
+ * before and right after the backlog, so that its ratio is to the file system as it is then.
+ * @param notes how many notes.
+ * @param label a name for the temp vault.
+ */
+export async function rawThroughput(notes: number, label: string): Promise<number> {
+  const vault = await makeBenchVault(label);
+  try {
+    await vault.fill('Needs_Action', notes, (i) => noteName('raw', i), echoNote);
+    flushPageCache();
+    const out = await runScript([vault.root, String(NOTE_CONCURRENCY), '0'], 600_000);
+    const done = await vault.count('Done');
+    if (done !== notes) throw new Error(`the raw script moved ${done} notes, expected ${notes}`);
+    return (out.notes / out.ms) * 1000;
+  } finally {
+    await vault.remove();
+  }
+}
+
 function runScript(args: string[], timeoutMs: number): Promise<RawOutput> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, ...args], {
