@@ -9,6 +9,7 @@ import { EXIT } from '../exit-codes.ts';
 import type { CommonOptions } from '../main.ts';
 import { loadSetup } from '../setup.ts';
 import { writtenNoteCap } from '../../pipeline/read-note.ts';
+import { printable } from '../printable.ts';
 
 /** Figures of one tool over the log window. */
 export interface ToolFigures {
@@ -178,7 +179,8 @@ export async function runStatus(
   for (const [name, count] of Object.entries(counts)) out.push(`  ${name.padEnd(18)} ${count}`);
   out.push('', `pending approvals: ${pending.reduce((n, p) => n + p.calls.length, 0)}`);
   for (const p of pending) {
-    for (const c of p.calls) out.push(`  ${p.note}  ${c.tool} (${c.id}) since ${c.requested_at}`);
+    for (const c of p.calls)
+      out.push(printable(`  ${p.note}  ${c.tool} (${c.id}) since ${c.requested_at}`));
   }
   const rows = Object.entries(figures)
     .sort()
@@ -199,7 +201,9 @@ export async function runStatus(
     for (const j of jobs) {
       const end = j.state === 'running' ? '' : ` ${j.ended_at ?? ''} exit ${String(j.exit_code)}`;
       const line = j.command.split('\n').at(-1) ?? '';
-      out.push(`  ${j.id} ${j.state.padEnd(11)} ${j.started_at}${end}  ${line.slice(0, 80)}`);
+      out.push(
+        printable(`  ${j.id} ${j.state.padEnd(11)} ${j.started_at}${end}  ${line.slice(0, 80)}`),
+      );
     }
   }
   process.stdout.write(`${out.join('\n')}\n`);
