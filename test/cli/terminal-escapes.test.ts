@@ -41,6 +41,8 @@ describe('a note name holding terminal escapes', { timeout: 120_000 }, () => {
         `plugins:\n  - ${TEST_PLUGIN}\ntools:\n  danger_zone:\n    log: ${join(vault.root, 'danger.log')}\n`,
     );
     await vault.drop(name, note('t', callBlock('danger_zone', { target: 'rm -rf /' }, 'x1')));
+    // A tool name with escapes: refused, and counted in the execution log under that name.
+    await vault.drop('bad.md', note('t', callBlock('x\x1b[2K\rfake', {})));
     const once = await runCli(['once', '--config', vault.configPath]);
     assert.equal(once.code, 0, once.stderr);
   });

@@ -179,8 +179,7 @@ export async function runStatus(
   for (const [name, count] of Object.entries(counts)) out.push(`  ${name.padEnd(18)} ${count}`);
   out.push('', `pending approvals: ${pending.reduce((n, p) => n + p.calls.length, 0)}`);
   for (const p of pending) {
-    for (const c of p.calls)
-      out.push(printable(`  ${p.note}  ${c.tool} (${c.id}) since ${c.requested_at}`));
+    for (const c of p.calls) out.push(`  ${p.note}  ${c.tool} (${c.id}) since ${c.requested_at}`);
   }
   const rows = Object.entries(figures)
     .sort()
@@ -201,12 +200,11 @@ export async function runStatus(
     for (const j of jobs) {
       const end = j.state === 'running' ? '' : ` ${j.ended_at ?? ''} exit ${String(j.exit_code)}`;
       const line = j.command.split('\n').at(-1) ?? '';
-      out.push(
-        printable(`  ${j.id} ${j.state.padEnd(11)} ${j.started_at}${end}  ${line.slice(0, 80)}`),
-      );
+      out.push(`  ${j.id} ${j.state.padEnd(11)} ${j.started_at}${end}  ${line.slice(0, 80)}`);
     }
   }
-  process.stdout.write(`${out.join('\n')}\n`);
+  // Note names, call ids, tool names from the log and job commands come from agents.
+  process.stdout.write(`${out.map(printable).join('\n')}\n`);
   return EXIT.ok;
 }
 
