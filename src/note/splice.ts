@@ -1,6 +1,7 @@
 import type { ToolResult } from '../protocol/types.ts';
 import { findSection, readStructure } from './markdown.ts';
 import type { NoteStructure, SectionSpan } from './markdown.ts';
+import { isObsidianCommentOpen } from './obsidian-comment.ts';
 import { detectLineEnding, normalizeLineEndings } from './places.ts';
 import { renderResult } from './render-result.ts';
 
@@ -71,7 +72,7 @@ export function appendResults(
   if (fresh.length > 0) {
     const rest = text.slice(section.contentEnd);
     const closer = section.last
-      ? closeDanglingFence(text.slice(0, section.contentEnd), structure, eol)
+      ? closeDangling(text.slice(0, section.contentEnd), structure, eol)
       : '';
     let insert = closer + eol + eol + fresh.map(render).join(eol + eol);
     if (rest === '') insert += eol;
@@ -130,16 +131,18 @@ export function replaceSection(text: string, heading: string, body: string | nul
       : `## ${name}${eol}${eol}${normalizeLineEndings(body.replace(/\s+$/, ''), eol)}${eol}`;
   if (section !== null) {
     const before = text.slice(0, section.start);
+    const shown = block === '' ? '' : commentCloser(text, structure, section.start, eol) + block;
     if (section.end >= text.length) {
-      if (block !== '') return before + block;
+      if (block !== '') return before + shown;
       return before.replace(/(?:\r\n|\r|\n)(?:[ \t]*(?:\r\n|\r|\n))*[ \t]*$/, eol);
     }
-    return before + (block === '' ? '' : block + eol) + text.slice(section.end);
+    return before + (block === '' ? '' : shown + eol) + text.slice(section.end);
   }
   if (block === '') return text;
   const results = findSection(structure, RESULTS_HEADING, text.length);
   if (results !== null) {
-    return text.slice(0, results.start) + block + eol + text.slice(results.start);
+    const closer = commentCloser(text, structure, results.start, eol);
+    return text.slice(0, results.start) + closer + block + eol + text.slice(results.start);
   }
   return appendBlock(text, structure, block, eol);
 }
@@ -203,7 +206,7 @@ function readResultId(code: string): string | null {
 
 /** Appends a block at the end of the note after one blank line. */
 function appendBlock(text: string, structure: NoteStructure, block: string, eol: string): string {
-  const closed = text + closeDanglingFence(text, structure, eol);
+  const closed = text + closeDangling(text, structure, eol);
   if (closed === '') return block;
   const trailing = /(?:\r\n|\r|\n)*$/.exec(closed)?.[0] ?? '';
   const breaks = (trailing.match(/\r\n|\r|\n/g) ?? []).length;
@@ -219,6 +222,26 @@ const HTML_ENDS: readonly [RegExp, string][] = [
   [/^ {0,3}<!\[CDATA\[/, ']]>'],
   [/^ {0,3}<![A-Za-z]/, '>'],
 ];
+
+/**
+ * What ends a code fence, HTML block or Obsidian comment left open at the end of the note, so
+ * what is appended after it is read as markdown and shown; '' when nothing is open.
+ * @param text the note up to where the closer goes (its end, or the end of its last block).
+ */
+function closeDangling(text: string, structure: NoteStructure, eol: string): string {
+  const closer = closeDanglingFence(text, structure, eol);
+  if (!isObsidianCommentOpen(text, structure, text.length)) return closer;
+  const lead = /(?:\r\n|\r|\n)$/.test(text + closer) ? '' : eol;
+  return `${closer}${lead}%%`;
+}
+
+/**
+ * `%%` and a blank line when an Obsidian comment is open where a section goes (at the start of a
+ * line), so the section is shown; '' otherwise. See {@link isObsidianCommentOpen}.
+ */
+function commentCloser(text: string, structure: NoteStructure, at: number, eol: string): string {
+  return isObsidianCommentOpen(text, structure, at) ? `%%${eol}${eol}` : '';
+}
 
 /**
  * The text that ends a top-level code fence or HTML block left open at the end of the note, so

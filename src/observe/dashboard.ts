@@ -30,12 +30,15 @@ const code = (text: string): string =>
   /^[a-z][a-z0-9_]*$/.test(text) ? `\`${text}\`` : escapeMarkdownTitle(text, 100);
 /**
  * A link to a note: a wiki link for a plain name, a markdown link with the path percent-encoded
- * for a name holding characters a wiki link cannot (`]]`, `|`, `#`, `^`, `[`, line breaks).
+ * for a name holding characters a wiki link cannot (`]]`, `|`, `#`, `^`, `[`, line breaks) or that
+ * Obsidian reads inside one (`%%` opens a comment, `$` math).
  */
 const link = (folder: string, note: string): string => {
   const name = note.replace(/\.md$/, '');
+  // `%%` would open an Obsidian comment hiding the rest of the page, `$` math: such names are
+  // escaped text in a markdown link.
   // eslint-disable-next-line no-control-regex -- control characters end a wiki link too
-  if (/^[^\][|#^\r\n\u0000-\u001f`<>]+$/u.test(name)) return `[[${folder}/${name}]]`;
+  if (/^[^\][|#^\r\n\u0000-\u001f`<>%$]+$/u.test(name)) return `[[${folder}/${name}]]`;
   return `[${escapeMarkdownTitle(name, 100)}](${encodeURI(`${folder}/${note}`).replace(/[()[\]]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)})`;
 };
 

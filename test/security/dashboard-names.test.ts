@@ -12,6 +12,7 @@ it('shows hostile note and tool names as text in Dashboard.md', () => {
     'd#e^f',
     '`code` <img src=x>',
     '[link](http://evil)',
+    'c %%',
   ];
   const text = renderDashboard({
     snapshot: {
@@ -41,6 +42,8 @@ it('shows hostile note and tool names as text in Dashboard.md', () => {
   // A backslash before a punctuation character makes it literal in CommonMark.
   assert.doesNotMatch(text, /(?<!\\)<img/, 'no HTML from a name');
   assert.doesNotMatch(text, /(?<!\\)\]\(http:\/\/evil\)/, 'no link from a name');
+  // An Obsidian comment opened by a name would hide the rest of the page.
+  assert.doesNotMatch(text, /(?<!\\)%(?<!\\)%/, 'no comment opened by a name');
   const waiting = text.slice(text.indexOf('## Waiting for you'), text.indexOf('## Recent calls'));
   assert.equal(waiting.match(/^- /gm)?.length, names.length, 'one line per pending note');
   const table = text.slice(text.indexOf('## Recent calls'), text.indexOf('## Tools since start'));

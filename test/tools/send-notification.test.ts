@@ -281,6 +281,31 @@ describe('Discord', () => {
     });
   });
 
+  test("a masked link in the agent's text is posted as text: the address shows, not a chosen label", async () => {
+    hooks.handle((_req, res) => sendJson(res, 200, message('3', '')));
+    const phish = '[https://bank.example/login](https://evil.example/phish)';
+    await send({
+      recipient: 'ops',
+      subject: `Pay ${phish}`,
+      body: `Log in: ${phish}`,
+      method: 'discord',
+    });
+    await send({
+      recipient: 'ops',
+      subject: 'Long',
+      body: `${'y'.repeat(2_500)} ${phish}`,
+      method: 'discord',
+    });
+    const [short, long] = hooks.requests.map((r) => JSON.parse(r.body) as Record<string, unknown>);
+    assert.equal(
+      short?.['content'],
+      '**Pay [https://bank.example/login]\\(https://evil.example/phish)**\nLog in: [https://bank.example/login]\\(https://evil.example/phish)',
+    );
+    const embed = (long?.['embeds'] as { description: string }[] | undefined)?.[0];
+    assert.ok(embed?.description.endsWith(']\\(https://evil.example/phish)'));
+    assert.doesNotMatch(JSON.stringify([short, long]), /\]\(/);
+  });
+
   test('a message over 2,000 characters goes as an embed; over 4,096 is INVALID_PARAMS', async () => {
     hooks.handle((_req, res) => sendJson(res, 200, message('2', '')));
     const body = 'y'.repeat(3_000);

@@ -17,6 +17,7 @@ import type { CommonOptions } from '../main.ts';
 import { startPackSession, type PackSession } from '../pack-session.ts';
 import { builtinRegistry, loadSetup } from '../setup.ts';
 import { UsageError } from '../usage-error.ts';
+import { printable } from '../printable.ts';
 
 /** One line of `vaultd check`'s report. */
 export interface CheckFinding {
@@ -411,7 +412,7 @@ export async function runCheck(
   } else {
     for (const f of sorted) {
       process.stdout.write(
-        `${f.file}:${f.line}:${f.column}: ${f.severity} ${f.code} ${f.message}\n`,
+        `${printable(`${f.file}:${f.line}:${f.column}: ${f.severity} ${f.code} ${f.message}`)}\n`,
       );
     }
     const errors = sorted.filter((f) => f.severity === 'error').length;

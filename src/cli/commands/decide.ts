@@ -16,6 +16,7 @@ import { readLock, resolveLayout, STATE_DIR_NAME } from '../../vault/index.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { CommonOptions } from '../main.ts';
 import { loadSetup } from '../setup.ts';
+import { printable } from '../printable.ts';
 
 /** Options of `vaultd approve` and `vaultd reject`. */
 export interface DecideOptions extends CommonOptions {
@@ -107,7 +108,9 @@ export async function runDecision(
   }
   const verb = decision === 'approve' ? 'approved' : 'rejected';
   for (const r of done) {
-    process.stdout.write(`${verb}: ${describeRequest(r)}\n    ${JSON.stringify(r.arguments)}\n`);
+    process.stdout.write(
+      `${verb}: ${describeRequest(r)}\n    ${printable(JSON.stringify(r.arguments))}\n`,
+    );
   }
   for (const s of skipped)
     process.stdout.write(`skipped: ${describeRequest(s.request)}: ${s.why}\n`);
@@ -140,7 +143,7 @@ export async function runApprovals(options: CommonOptions & { json?: boolean }):
   }
   for (const r of pending) {
     process.stdout.write(
-      `${r.id}  ${r.tool} · ${r.callId}  ${r.note}  expires ${r.expiresAt}\n    ${JSON.stringify(r.arguments)}\n`,
+      `${r.id}  ${printable(r.tool)} · ${printable(r.callId)}  ${printable(r.note)}  expires ${r.expiresAt}\n    ${printable(JSON.stringify(r.arguments))}\n`,
     );
   }
   return EXIT.ok;
@@ -241,7 +244,7 @@ async function vaultKey(vault: string, path: string): Promise<string | undefined
 }
 
 function describeRequest(r: ApprovalRequest): string {
-  return `${r.id} (${r.tool} · ${r.callId} in ${r.note})`;
+  return printable(`${r.id} (${r.tool} · ${r.callId} in ${r.note})`);
 }
 
 /**

@@ -3,6 +3,7 @@ import { GrantStore } from '../../approval/index.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { CommonOptions } from '../main.ts';
 import { loadSetup } from '../setup.ts';
+import { printable } from '../printable.ts';
 
 async function openGrants(options: CommonOptions): Promise<GrantStore> {
   const { config } = await loadSetup(options);
@@ -22,7 +23,7 @@ export async function runGrants(options: CommonOptions & { json?: boolean }): Pr
   } else {
     for (const g of grants) {
       process.stdout.write(
-        `${g.rule.padEnd(24)} granted ${g.granted_at} by ${g.by} (${g.channel})${g.note ? ` on ${g.note}` : ''}\n`,
+        `${printable(`${g.rule.padEnd(24)} granted ${g.granted_at} by ${g.by} (${g.channel})${g.note ? ` on ${g.note}` : ''}`)}\n`,
       );
     }
   }

@@ -7,6 +7,7 @@ import { envValuesOf } from '../../config/index.ts';
 import { collectSecrets, createRedactor } from '../../observe/redact.ts';
 import { ToolRegistry } from '../../protocol/index.ts';
 import { createProgressBar } from '../progress-bar.ts';
+import { printable } from '../printable.ts';
 
 /**
  * `vaultd run` and `vaultd once`: start the daemon; `run` stops on SIGTERM/SIGINT (a second signal
@@ -88,7 +89,7 @@ export async function runDaemonCommand(
   } catch (error) {
     // One line for the person or the journal; the whole error only at debug level.
     logger.debug({ err: error }, 'vaultd could not start');
-    process.stderr.write(`vaultd: ${oneLine(error)}\n`);
+    process.stderr.write(`vaultd: ${printable(oneLine(error))}\n`);
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
     process.off('SIGHUP', reload);

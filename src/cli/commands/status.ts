@@ -9,6 +9,7 @@ import { EXIT } from '../exit-codes.ts';
 import type { CommonOptions } from '../main.ts';
 import { loadSetup } from '../setup.ts';
 import { writtenNoteCap } from '../../pipeline/read-note.ts';
+import { printable } from '../printable.ts';
 
 /** Figures of one tool over the log window. */
 export interface ToolFigures {
@@ -202,7 +203,8 @@ export async function runStatus(
       out.push(`  ${j.id} ${j.state.padEnd(11)} ${j.started_at}${end}  ${line.slice(0, 80)}`);
     }
   }
-  process.stdout.write(`${out.join('\n')}\n`);
+  // Note names, call ids, tool names from the log and job commands come from agents.
+  process.stdout.write(`${out.map(printable).join('\n')}\n`);
   return EXIT.ok;
 }
 

@@ -6,6 +6,7 @@ import { EXIT } from '../exit-codes.ts';
 import { configFileOf, type CommonOptions } from '../main.ts';
 import { builtinRegistry, loadSetup } from '../setup.ts';
 import { BUILTIN_PACKS } from '../../tools/index.ts';
+import { printable } from '../printable.ts';
 
 /**
  * `vaultd tools`: the tools a vault's config enables (its packs started, as the daemon would,
@@ -42,11 +43,13 @@ export async function runTools(
   } else {
     for (const pack of packs) {
       process.stdout.write(
-        `${pack.name}${pack.enabled ? '' : ' (disabled)'}: ${pack.description}\n`,
+        `${printable(`${pack.name}${pack.enabled ? '' : ' (disabled)'}: ${pack.description}`)}\n`,
       );
       for (const t of pack.enabled ? pack.tools : []) {
         const firstLine = t.description.split('\n')[0] ?? '';
-        process.stdout.write(`  ${t.name.padEnd(22)} ${t.safety.padEnd(10)} ${firstLine}\n`);
+        process.stdout.write(
+          `${printable(`  ${t.name.padEnd(22)} ${t.safety.padEnd(10)} ${firstLine}`)}\n`,
+        );
       }
     }
   }

@@ -11,9 +11,21 @@ export const DISCORD_MAX_EMBED_TITLE = 256;
 export const DISCORD_MAX_EMBED_DESCRIPTION = 4_096;
 
 /**
+ * The agent's text with Discord's masked links (`[label](url)`) broken: the message is plain text,
+ * as on Slack (where `<url|label>` is escaped), so a link shows the address it goes to, never a
+ * label of the agent's choosing (`[https://bank.example](https://evil.example)`). A backslash
+ * before the parenthesis is Discord's own escape; the URL stays a plain, clickable address.
+ * @param text a subject or body.
+ */
+function breakMaskedLinks(text: string): string {
+  return text.replace(/\]\(/g, ']\\(');
+}
+
+/**
  * The execute-webhook payload: `content` (subject in bold, then the body) when it fits in 2,000
  * characters, else one embed with the subject as title and the body as description. Mentions are
- * never pinged (`allowed_mentions.parse` is empty), whatever the body says.
+ * never pinged (`allowed_mentions.parse` is empty), whatever the body says; masked links are
+ * shown as text ({@link breakMaskedLinks}).
  * @param message subject and body.
  * @throws ToolError INVALID_PARAMS when the body exceeds even an embed's 4,096 characters.
  */
@@ -21,17 +33,16 @@ export function buildDiscordPayload(
   message: Pick<Message, 'subject' | 'body'>,
 ): Record<string, unknown> {
   const allowed_mentions = { parse: [] };
-  const content = `**${message.subject}**\n${message.body}`;
+  const subject = breakMaskedLinks(message.subject);
+  const body = breakMaskedLinks(message.body);
+  const content = `**${subject}**\n${body}`;
   if (content.length <= DISCORD_MAX_CONTENT) return { content, allowed_mentions };
-  if (
-    message.subject.length <= DISCORD_MAX_EMBED_TITLE &&
-    message.body.length <= DISCORD_MAX_EMBED_DESCRIPTION
-  ) {
-    return { embeds: [{ title: message.subject, description: message.body }], allowed_mentions };
+  if (subject.length <= DISCORD_MAX_EMBED_TITLE && body.length <= DISCORD_MAX_EMBED_DESCRIPTION) {
+    return { embeds: [{ title: subject, description: body }], allowed_mentions };
   }
   throw new ToolError(
     'INVALID_PARAMS',
-    `the body is ${message.body.length} characters; a Discord message takes at most ` +
+    `the body is ${body.length} characters; a Discord message takes at most ` +
       `${DISCORD_MAX_EMBED_DESCRIPTION}: shorten it, or use email`,
   );
 }

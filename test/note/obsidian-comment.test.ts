@@ -1,0 +1,68 @@
+// An agent's note ending with an Obsidian comment left open (`%%`) hid the Approval section vaultd
+// appended, preview and boxes, in Obsidian's reading view, while the agent's own text above it,
+// a look-alike section with a harmless preview, stayed visible (/work/scratch/redteam4/hidden-approval.mts).
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { appendResults, replaceSection } from '../../src/note/index.ts';
+import { readStructure } from '../../src/note/markdown.ts';
+import { isObsidianCommentOpen } from '../../src/note/obsidian-comment.ts';
+import { makeResult } from './results.ts';
+
+const SECTION = '> [!question] vaultd needs a decision\n\n- [ ] approve\n';
+const open = (text: string): boolean =>
+  isObsidianCommentOpen(text, readStructure(text), text.length);
+/** Whether the text at `at` is outside every comment. */
+const shownAt = (text: string, at: number): boolean =>
+  !isObsidianCommentOpen(text, readStructure(text), at);
+
+describe('an Obsidian comment left open before a section vaultd writes', () => {
+  const fake = '## Approval (harmless)\n\n> send "hello" to the team\n\n';
+  const cases: [string, string][] = [
+    ['at the end of the note', `${fake}%%\n`],
+    ['mid-line, without a line ending', `${fake}text %%`],
+    ['after a closed comment and an open one', `%% a %% b\n\n${fake}%%\n`],
+    ['before an agent-written Tool Results heading', `${fake}%%\n\n## Tool Results\n\n%%\n`],
+  ];
+  for (const [name, note] of cases) {
+    it(`${name}: the Approval section is shown, outside any comment`, () => {
+      const out = replaceSection(note, 'Approval', SECTION);
+      const at = out.lastIndexOf('## Approval\n');
+      assert.ok(at > 0, out);
+      assert.ok(shownAt(out, at), out);
+      assert.ok(out.startsWith(note.slice(0, note.indexOf('%%'))), 'the agent text is kept');
+      // Written again (a decision that could not be read): still one closer, still shown.
+      const again = replaceSection(out, 'Approval', `${SECTION}\n> [!warning] x\n`);
+      assert.equal(again.split('%%').length, out.split('%%').length, again);
+      assert.ok(shownAt(again, again.lastIndexOf('## Approval\n')), again);
+    });
+  }
+
+  it('results appended after an open comment are shown too', () => {
+    const out = appendResults('text %%\n', [makeResult({ id: 'call_a' })]);
+    assert.ok(shownAt(out, out.indexOf('## Tool Results')), out);
+    assert.equal(open(out), false);
+  });
+
+  it('%% in code, in a fence or in the front-matter opens nothing: the note is left as it was', () => {
+    for (const note of [
+      '---\nnote: "%%"\n---\nBody\n',
+      'Body\n\n```\n%%\n```\n',
+      'Body `%%` and ``%% ` %%``\n',
+      '> ```\n> %%\n> ```\n',
+      'Body\n\n```\nstill open %%\n',
+      // Backticks in two paragraphs make no code span: both %% count, the comment is closed.
+      'a ` b\n\n%%\n\nc ` d %%\n',
+      '# a `\n%%\nc ` d %%\n',
+    ]) {
+      assert.equal(open(note), false, note);
+      const out = replaceSection(note, 'Approval', SECTION);
+      assert.doesNotMatch(out.slice(note.length), /%%/, out);
+    }
+  });
+
+  it('backtick runs of every length that never close are counted in one pass', () => {
+    const runs = Array.from({ length: 3_000 }, (_, i) => '`'.repeat(i + 1)).join(' x ');
+    assert.equal(open(`${runs} %%\n`), true);
+    assert.equal(open(`${runs} %% %%\n`), false);
+  });
+});
