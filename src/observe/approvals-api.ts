@@ -71,7 +71,7 @@ export async function serveApprovals(
     sendJson(res, 404, { error: 'not found: the approvals API is off (no token configured)' });
     return;
   }
-  if (!authorized(req.headers.authorization, token)) {
+  if (!hasBearerToken(req.headers.authorization, token)) {
     sendJson(res, 401, { error: 'a bearer token is needed' }, { 'www-authenticate': 'Bearer' });
     return;
   }
@@ -107,7 +107,12 @@ export async function serveApprovals(
   else sendJson(res, 200, { approval: outcome.view });
 }
 
-function authorized(header: string | undefined, token: string): boolean {
+/**
+ * Whether an `Authorization` header carries `token` as a bearer token, compared in constant time.
+ * @param header the request's `Authorization` header.
+ * @param token the configured token.
+ */
+export function hasBearerToken(header: string | undefined, token: string): boolean {
   const given = /^Bearer\s+(\S+)$/i.exec(header ?? '')?.[1] ?? '';
   // Hash both sides so the comparison is constant-time whatever their lengths.
   const a = createHash('sha256').update(given).digest();

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { serveApprovals, type ApprovalsBackend } from './approvals-api.ts';
+import { hasBearerToken, serveApprovals, type ApprovalsBackend } from './approvals-api.ts';
 import type { EventBus } from './event-bus.ts';
 import { SseClient, formatSseControl, formatSseEvent, parseLastEventId } from './sse-stream.ts';
 
@@ -216,7 +216,15 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     }
     if (path === '/health') serveHealth(res);
     else if (path === '/metrics') void serveMetrics(res);
-    else serveEvents(req, res);
+    else if (
+      // The events carry every call's arguments and results: with a token configured, they are
+      // for its holders only, as the approvals are (any local user can open a loopback port).
+      options.apiToken !== undefined &&
+      options.apiToken !== '' &&
+      !hasBearerToken(req.headers.authorization, options.apiToken)
+    ) {
+      sendJson(res, 401, { error: 'a bearer token is needed' }, { 'www-authenticate': 'Bearer' });
+    } else serveEvents(req, res);
   });
   // Bounded: a flood of idle sockets cannot exhaust the daemon's file descriptors.
   server.maxConnections = options.maxConnections ?? 64;

@@ -132,6 +132,33 @@ describe('HTTP listener and approvals API', { timeout: 120_000 }, () => {
     );
   });
 
+  it('serves the events, which carry arguments and results, to holders of the token only', async () => {
+    await vault.drop(
+      'secret-args.md',
+      note('Args', callBlock('slow_echo', { text: 'private text' })),
+    );
+    await waitInFolder(vault, 'secret-args.md', 'Done');
+    const anyone = await raw(port, '/events', { ...local(), 'last-event-id': '0' });
+    assert.equal(anyone.status, 401);
+    assert.doesNotMatch(anyone.body, /private text/);
+    const wrong = await raw(port, '/events', {
+      ...local(),
+      authorization: 'Bearer not-the-token',
+      'last-event-id': '0',
+    });
+    assert.equal(wrong.status, 401);
+    const chunks: string[] = [];
+    const req = request(
+      { host: '127.0.0.1', port, path: '/events', headers: { ...auth(), 'last-event-id': '0' } },
+      (res) => res.on('data', (d: Buffer) => chunks.push(d.toString())),
+    );
+    req.end();
+    await waitFor(() => chunks.join('').includes('private text'), {
+      message: 'the token holder gets the events',
+    });
+    req.destroy();
+  });
+
   it('keeps an event client whose replay is long, cutting the replay instead', async () => {
     for (let i = 0; i < 30; i++) {
       await vault.drop(
@@ -144,7 +171,7 @@ describe('HTTP listener and approvals API', { timeout: 120_000 }, () => {
     );
     const chunks: string[] = [];
     const req = request(
-      { host: '127.0.0.1', port, path: '/events', headers: { ...local(), 'last-event-id': '0' } },
+      { host: '127.0.0.1', port, path: '/events', headers: { ...auth(), 'last-event-id': '0' } },
       (res) => {
         res.on('data', (d: Buffer) => chunks.push(d.toString()));
       },
