@@ -1,6 +1,7 @@
-import { dirname } from 'node:path';
+import { dirname, isAbsolute } from 'node:path';
 import { access, constants } from 'node:fs/promises';
 import { runsAsRoot, SETPRIV } from '../sandbox/run-as.ts';
+import { isSystemPath, systemViewArgs } from '../sandbox/system-view.ts';
 
 /** Where bubblewrap is expected. */
 export const BWRAP = '/usr/bin/bwrap';
@@ -21,34 +22,37 @@ export async function missingSandboxProgram(): Promise<string | undefined> {
 }
 
 /**
- * The arguments of bubblewrap that run a language server with the whole file system read-only,
- * the pack's roots visible (read-only, also when they are under /tmp), a private /tmp, no
- * network, its own user (no capabilities) and PID namespaces, dying with vaultd, and only the
- * given environment. As root, the caller runs bwrap through `setpriv` to `run_as`.
+ * The arguments of bubblewrap that run a language server with only the system folders shown
+ * (read-only; not `/home`, `/root`, `/srv`, `/var`…), the server's own installation and the pack's
+ * roots (read-only, also when they are under /tmp), a private /tmp, no network, its own user (no
+ * capabilities) and PID namespaces, dying with vaultd, and only the given environment. A file a
+ * vault file imports from elsewhere (another user's project, a secrets file) is not there to be
+ * read and quoted back in a diagnostic. As root, the caller runs bwrap through `setpriv` to
+ * `run_as`.
  * @param argv the server's program and arguments.
  * @param cwd its working directory (the workspace root, absolute, real).
  * @param roots the pack's roots (absolute, real).
  * @param env its whole environment.
+ * @param programs more files the server runs (the TypeScript it is given), shown like its own.
  */
 export function sandboxArgs(
   argv: readonly string[],
   cwd: string,
   roots: readonly string[],
   env: Readonly<Record<string, string>>,
+  programs: readonly string[] = [],
 ): string[] {
-  // The private /tmp would hide a server (or vaultd itself, with the server's packages) installed
-  // under /tmp: the installation a program path in argv belongs to is shown again, read-only.
+  // The installation each program path belongs to, unless a system folder holds it: the
+  // `node_modules` folder it is in (its packages and theirs), else the folder of the file.
   const installs = new Set<string>();
-  for (const arg of argv) {
+  for (const arg of [...argv, ...programs]) {
     const value = arg.startsWith('--') && arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : arg;
-    if (!value.startsWith('/tmp/')) continue;
+    if (!isAbsolute(value) || isSystemPath(value)) continue;
     const packages = value.indexOf('/node_modules/');
-    installs.add(packages > 0 ? value.slice(0, packages) : dirname(value));
+    installs.add(packages > 0 ? value.slice(0, packages + '/node_modules'.length) : dirname(value));
   }
   return [
-    '--ro-bind',
-    '/',
-    '/',
+    ...systemViewArgs(),
     '--dev',
     '/dev',
     '--proc',

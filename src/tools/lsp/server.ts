@@ -112,7 +112,11 @@ export class LanguageServer {
     const env = { PATH: safePath(), ...server.env };
     const argv = [command.file, ...command.args];
     const [file, ...args] = server.sandbox
-      ? [...dropUserArgv(config.runAs), BWRAP, ...sandboxArgs(argv, root, options.roots, env)]
+      ? [
+          ...dropUserArgv(config.runAs),
+          BWRAP,
+          ...sandboxArgs(argv, root, options.roots, env, [command.real, ...tsserverOf(options)]),
+        ]
       : argv;
     this.#child = spawn(file as string, args, {
       cwd: root,
@@ -521,3 +525,13 @@ const CLIENT_CAPABILITIES = {
   },
   window: { workDoneProgress: false },
 };
+
+/** The tsserver a typescript-language-server is given, as a list of zero or one path. */
+function tsserverOf(options: LanguageServerOptions): string[] {
+  const tsserver = options.initializationOptions['tsserver'];
+  const path =
+    typeof tsserver === 'object' && tsserver !== null
+      ? (tsserver as Record<string, unknown>)['path']
+      : undefined;
+  return typeof path === 'string' ? [path] : [];
+}

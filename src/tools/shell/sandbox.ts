@@ -2,23 +2,12 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { access, constants, lstat, readlink } from 'node:fs/promises';
 import { dropUserArgv, runsAsRoot, SETPRIV } from '../sandbox/run-as.ts';
+import { SYSTEM_PATHS } from '../sandbox/system-view.ts';
 import { vaultMountArgs } from '../sandbox/vault-mounts.ts';
 import type { ShellSettings } from './config.ts';
 
 export { runsAsRoot } from '../sandbox/run-as.ts';
 
-/** System folders shown read-only inside the sandbox (symbolic links are recreated as links). */
-const SYSTEM_PATHS = [
-  '/usr',
-  '/bin',
-  '/sbin',
-  '/lib',
-  '/lib32',
-  '/lib64',
-  '/libx32',
-  '/etc',
-  '/opt',
-];
 const PRLIMIT = '/usr/bin/prlimit';
 const BASH = '/bin/bash';
 /** Prefix of the no-op variable name that tags each sandbox's bwrap process (see `sweep.ts`). */

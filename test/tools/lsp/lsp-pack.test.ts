@@ -2,7 +2,17 @@
 // the pack host and the executor; and against servers that crash, hang, are missing or misbehave.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { link, mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  link,
+  mkdir,
+  mkdtemp,
+  readFile,
+  realpath,
+  rm,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -282,6 +292,35 @@ describe('lsp pack with typescript-language-server', { timeout: 120_000 }, () =>
       );
     } finally {
       await boxed.host.stop();
+    }
+  });
+
+  it('shows a sandboxed server only the system, itself and the roots: an import from elsewhere is not read', async () => {
+    // Another user's project or a secrets file, outside every root and outside /tmp (which the
+    // sandbox has always replaced), readable by the server's user.
+    const elsewhere = await mkdtemp('/var/tmp/vaultd-lsp-elsewhere-');
+    try {
+      await chmod(elsewhere, 0o755);
+      await writeFile(
+        join(elsewhere, 'creds.ts'),
+        'export const API_KEY = "sk-live-elsewhere-4242";\n',
+      );
+      await chmod(join(elsewhere, 'creds.ts'), 0o644);
+      await copyProject(join(vault, 'importer'));
+      await writeFile(
+        join(vault, 'importer/src/main.ts'),
+        `import { API_KEY } from '${elsewhere}/creds.js';\nexport const n: 'x' = API_KEY;\n`,
+      );
+      const boxed = await startLspHost(base, {});
+      try {
+        const result = ok(await boxed.call('diagnostics', { path: 'importer/src/main.ts' }));
+        assert.doesNotMatch(JSON.stringify(result), /sk-live-elsewhere-4242/);
+        assert.match(result.content, /Cannot find module/, result.content);
+      } finally {
+        await boxed.host.stop();
+      }
+    } finally {
+      await rm(elsewhere, { recursive: true, force: true });
     }
   });
 
