@@ -48,7 +48,7 @@ describe('a note name holding terminal escapes', { timeout: 120_000 }, () => {
   });
   afterEach(() => vault.cleanup());
 
-  it('is printed escaped by vaultd approvals, status and approve', async () => {
+  it('is printed escaped by vaultd approvals, status, check and approve', async () => {
     const approvals = await runCli(['approvals', '--config', vault.configPath]);
     assert.equal(approvals.code, 0, approvals.stderr);
     assert.doesNotMatch(approvals.stdout, TERMINAL_COMMANDS);
@@ -61,6 +61,12 @@ describe('a note name holding terminal escapes', { timeout: 120_000 }, () => {
     assert.equal(status.code, 0, status.stderr);
     assert.doesNotMatch(status.stdout, TERMINAL_COMMANDS);
     assert.doesNotMatch(status.stdout, /^forged line/m);
+
+    // `check` on the vault: the note's path (in Pending_Approval/) and the refused tool's name.
+    const check = await runCli(['check', vault.root, '--config', vault.configPath]);
+    assert.ok(check.stdout.includes('apr_fake'), check.stdout + check.stderr);
+    assert.doesNotMatch(check.stdout + check.stderr, TERMINAL_COMMANDS);
+    assert.doesNotMatch(check.stdout, /^forged line/m);
 
     const approve = await runCli(['approve', id, '--config', vault.configPath]);
     assert.equal(approve.code, 0, approve.stderr);
