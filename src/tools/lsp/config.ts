@@ -20,6 +20,11 @@ export interface ServerConfig {
   readonly settings: Readonly<Record<string, unknown>>;
   /** Run it in a bubblewrap sandbox: the system read-only, no network, a private /tmp. */
   readonly sandbox: boolean;
+  /**
+   * More folders a sandboxed server is shown, read-only, besides the system folders, its own
+   * installation and the roots (a virtual environment its program does not live in, say).
+   */
+  readonly sandboxPaths: readonly string[];
 }
 
 /** The `tools.lsp` section, read once into a frozen object. */
@@ -70,6 +75,7 @@ const serverSchema: JsonSchema = {
     initialization_options: { type: 'object' },
     settings: { type: 'object' },
     sandbox: { type: 'boolean' },
+    sandbox_paths: { type: 'array', items: { type: 'string', pattern: '^/' } },
     enabled: { type: 'boolean' },
   },
   additionalProperties: false,
@@ -156,6 +162,9 @@ export function readLspConfig(section: Readonly<Record<string, unknown>>): LspCo
           ...((raw['settings'] as Record<string, unknown> | undefined) ?? {}),
         }),
         sandbox: raw['sandbox'] === true,
+        sandboxPaths: Object.freeze(
+          ((raw['sandbox_paths'] as string[] | undefined) ?? []).map(String),
+        ),
       }),
     );
   }

@@ -1,4 +1,4 @@
-import { dirname, isAbsolute } from 'node:path';
+import { basename, dirname, isAbsolute } from 'node:path';
 import { access, constants } from 'node:fs/promises';
 import { runsAsRoot, SETPRIV } from '../sandbox/run-as.ts';
 import { isSystemPath, systemViewArgs } from '../sandbox/system-view.ts';
@@ -34,6 +34,7 @@ export async function missingSandboxProgram(): Promise<string | undefined> {
  * @param roots the pack's roots (absolute, real).
  * @param env its whole environment.
  * @param programs more files the server runs (the TypeScript it is given), shown like its own.
+ * @param shown more folders to show as they are (`sandbox_paths`).
  */
 export function sandboxArgs(
   argv: readonly string[],
@@ -41,15 +42,23 @@ export function sandboxArgs(
   roots: readonly string[],
   env: Readonly<Record<string, string>>,
   programs: readonly string[] = [],
+  shown: readonly string[] = [],
 ): string[] {
   // The installation each program path belongs to, unless a system folder holds it: the
-  // `node_modules` folder it is in (its packages and theirs), else the folder of the file.
-  const installs = new Set<string>();
+  // `node_modules` folder it is in (its packages and theirs); else, for a program in a `bin`
+  // folder, the prefix above it (`~/.local`, a virtual environment, an nvm Node: their `lib` is
+  // there); else the folder of the file.
+  const installs = new Set<string>(shown);
   for (const arg of [...argv, ...programs]) {
     const value = arg.startsWith('--') && arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : arg;
     if (!isAbsolute(value) || isSystemPath(value)) continue;
     const packages = value.indexOf('/node_modules/');
-    installs.add(packages > 0 ? value.slice(0, packages + '/node_modules'.length) : dirname(value));
+    if (packages > 0) {
+      installs.add(value.slice(0, packages + '/node_modules'.length));
+      continue;
+    }
+    const dir = dirname(value);
+    installs.add(basename(dir) === 'bin' && dirname(dir) !== '/' ? dirname(dir) : dir);
   }
   return [
     ...systemViewArgs(),

@@ -115,7 +115,14 @@ export class LanguageServer {
       ? [
           ...dropUserArgv(config.runAs),
           BWRAP,
-          ...sandboxArgs(argv, root, options.roots, env, [command.real, ...tsserverOf(options)]),
+          ...sandboxArgs(
+            argv,
+            root,
+            options.roots,
+            env,
+            [command.real, ...tsserverOf(options)],
+            server.sandboxPaths,
+          ),
         ]
       : argv;
     this.#child = spawn(file as string, args, {

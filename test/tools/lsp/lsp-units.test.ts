@@ -12,6 +12,7 @@ import { readLspConfig, serverFor } from '../../../src/tools/lsp/config.ts';
 import { JsonRpcConnection, JsonRpcError } from '../../../src/tools/lsp/json-rpc.ts';
 import { splitLines, toHumanPosition, toLspPosition } from '../../../src/tools/lsp/positions.ts';
 import { PlaceFinder } from '../../../src/tools/lsp/locations.ts';
+import { sandboxArgs } from '../../../src/tools/lsp/sandbox.ts';
 import { filesUnder, findWorkspaceRoot } from '../../../src/tools/lsp/workspace.ts';
 import { createVaultAccess } from '../../../src/vault/access.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
@@ -309,5 +310,47 @@ describe('places in files with other hard links', () => {
     assert.equal(own?.text, 'export const own = 1;');
     const found = await filesUnder(join(base, 'vault'), new Set(['.ts']), 10);
     assert.deepEqual(found.files, [join(base, 'vault/own.ts')]);
+  });
+});
+
+describe('the sandbox of a language server', () => {
+  const binds = (args: readonly string[]): string[] =>
+    args.flatMap((arg, i) => (arg === '--ro-bind' ? [args[i + 1] as string] : []));
+
+  it('shows the system folders, the server’s installation and the roots, never all of /', () => {
+    const args = sandboxArgs(
+      [
+        process.execPath,
+        '/opt/vaultd/node_modules/typescript-language-server/lib/cli.mjs',
+        '--stdio',
+      ],
+      '/srv/vault/code',
+      ['/srv/vault'],
+      { PATH: '/usr/bin' },
+      ['/home/me/.local/bin/pylsp', '/home/me/.nvm/versions/node/v20/bin/node', '/home/me/tool'],
+      ['/home/me/venv'],
+    );
+    const shown = binds(args);
+    assert.ok(!shown.includes('/'), shown.join(' '));
+    assert.ok(shown.includes('/usr'));
+    for (const path of [
+      '/srv/vault',
+      '/home/me/venv',
+      '/home/me/.local',
+      '/home/me/.nvm/versions/node/v20',
+      '/home/me',
+    ]) {
+      assert.ok(shown.includes(path), `${path} in ${shown.join(' ')}`);
+    }
+    assert.ok(!shown.includes('/opt/vaultd/node_modules'), 'under /opt, a system folder');
+    assert.ok(!shown.some((p) => p.startsWith('/var') || p === '/root'), shown.join(' '));
+  });
+
+  it('shows a node_modules folder outside the system folders whole', () => {
+    const shown = binds(
+      sandboxArgs(['/usr/bin/node', '/work/app/node_modules/a/b/cli.mjs'], '/v', ['/v'], {}),
+    );
+    assert.ok(shown.includes('/work/app/node_modules'), shown.join(' '));
+    assert.ok(!shown.includes('/work/app'), shown.join(' '));
   });
 });
