@@ -4,7 +4,7 @@ import { lstatSync, readlinkSync } from 'node:fs';
  * The system folders a sandbox shows, read-only: what programs need to run (binaries, libraries,
  * `/etc`), and nothing of the users' (`/home`, `/root`, `/srv`, `/var`, `/run`, `/mnt`…).
  */
-export const SYSTEM_PATHS: readonly string[] = [
+const SYSTEM_PATHS: readonly string[] = [
   '/usr',
   '/bin',
   '/sbin',

@@ -21,7 +21,7 @@ export const shellPack: ToolPack = {
   async start(ctx): Promise<PackHandle> {
     const settings = readShellSettings(ctx.config);
     await ctx.access(settings.roots);
-    const view = await systemView();
+    const view = systemView();
     const status = await probeSandbox(settings, view);
     if (!status.ok) {
       ctx.logger.error(

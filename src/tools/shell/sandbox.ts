@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { access, constants, lstat, readlink } from 'node:fs/promises';
+import { access, constants } from 'node:fs/promises';
 import { dropUserArgv, runsAsRoot, SETPRIV } from '../sandbox/run-as.ts';
-import { SYSTEM_PATHS } from '../sandbox/system-view.ts';
+import { systemViewArgs } from '../sandbox/system-view.ts';
 import { vaultMountArgs } from '../sandbox/vault-mounts.ts';
 import type { ShellSettings } from './config.ts';
 
@@ -128,19 +128,9 @@ export interface SystemView {
   readonly args: readonly string[];
 }
 
-/** Read which system folders exist and which are links (`/bin` → `usr/bin`), once at start. */
-export async function systemView(): Promise<SystemView> {
-  const args: string[] = [];
-  for (const path of SYSTEM_PATHS) {
-    try {
-      const stat = await lstat(path);
-      if (stat.isSymbolicLink()) args.push('--symlink', await readlink(path), path);
-      else if (stat.isDirectory()) args.push('--ro-bind', path, path);
-    } catch {
-      // Not on this system.
-    }
-  }
-  return { args };
+/** The system folders as this machine has them (see {@link systemViewArgs}), read once at start. */
+export function systemView(): SystemView {
+  return { args: systemViewArgs() };
 }
 
 /**
