@@ -6,6 +6,7 @@ import { fillArgv, placeholders } from './argv.ts';
 import { commandsConfigSchema, readCommands, type CommandConfig } from './config.ts';
 import { readRunAs } from '../sandbox/run-as.ts';
 import { vaultPaths } from '../sandbox/vault-mounts.ts';
+import { isInside } from '../../vault/access.ts';
 import { sandboxed, type CommandSandbox } from './sandbox.ts';
 
 /** Output kept of a command's stdout and stderr each. */
@@ -70,8 +71,8 @@ export function commandTool(command: CommandConfig, sandbox?: CommandSandbox): T
 /**
  * The call's arguments with each path parameter (`paths`) replaced by its absolute real path,
  * checked for the access the config gives it, as a filesystem tool's path is: inside a root, and
- * for `write` not one of vaultd's folders or protected paths. A sandboxed command sees only its
- * working directory, so its paths must lie there.
+ * for `write` not one of vaultd's folders or protected paths. A sandboxed command can write only
+ * its working directory, so its `write` paths must lie there.
  */
 async function resolvePaths(
   command: CommandConfig,
@@ -84,10 +85,10 @@ async function resolvePaths(
     const value = args[name];
     if (typeof value !== 'string') continue;
     const resolved = await ctx.files.resolve(value, mode);
-    if (command.sandbox && resolved.path !== cwd && !resolved.path.startsWith(`${cwd}/`)) {
+    if (command.sandbox && mode === 'write' && !isInside(resolved.path, cwd)) {
       throw new ToolError(
         'PERMISSION_DENIED',
-        `parameter '${name}': ${value} is outside ${command.cwd}, the only folder ${command.name}'s sandbox shows`,
+        `parameter '${name}': ${value} is outside ${command.cwd}, the only folder ${command.name}'s sandbox lets it write`,
       );
     }
     out ??= { ...args };
