@@ -177,9 +177,11 @@ class BlockScanner {
       } else {
         // The same id as an earlier call: the same call again (or, once in 2^48, another one
         // with the same hash), counted by its canonical text.
-        const firstCall = this.calls[first] as FoundCall;
-        const same = canonicalCall(firstCall.name, firstCall.arguments) === key;
-        const occurrence = this.#repeats.get(key) ?? (same ? 1 : 0);
+        let occurrence = this.#repeats.get(key);
+        if (occurrence === undefined) {
+          const firstCall = this.calls[first] as FoundCall;
+          occurrence = canonicalCall(firstCall.name, firstCall.arguments) === key ? 1 : 0;
+        }
         this.#repeats.set(key, occurrence + 1);
         if (occurrence > 0) id = callIdOfCanonical(key, occurrence);
       }

@@ -112,13 +112,15 @@ export async function settleCalls(ctx: PipelineContext, work: NoteWork): Promise
   for (const found of parsed.calls) {
     await yieldWhenSpent();
     const order = found.start.offset;
+    // An answered call is skipped before its check, which reads the file system for its path
+    // parameters: a note of thousands of answered calls is looked at again and again.
+    const previous = parsed.results.get(found.id);
+    if (previous !== undefined && !mayRunAgain(previous, found.arguments)) continue;
     const checked = ctx.executor.check({
       id: found.id,
       name: found.name,
       arguments: found.arguments,
     });
-    const previous = parsed.results.get(found.id);
-    if (previous !== undefined && !mayRunAgain(previous, found.arguments)) continue;
     if (!checked.ok) {
       // Unknown tool or bad parameters: no human is asked about a call that cannot run.
       results.push({
