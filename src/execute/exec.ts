@@ -128,7 +128,13 @@ export class CallProcesses {
   }
 }
 
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
+/**
+ * Send a signal to a whole process group (a child started `detached`, whose pid is its group's
+ * id); nothing when the group is gone already.
+ * @param pid the group's leader.
+ * @param signal the signal.
+ */
+export function signalGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal);
   } catch {

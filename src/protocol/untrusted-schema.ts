@@ -14,7 +14,7 @@ export type SchemaCompiler = (schema: object) => ValidateFunction;
  * grows with the program: `.{1000}.{1000}.{1000}` (3,002) took 0.2 s for each megabyte of an
  * argument; the patterns schemas use take a few dozen (`^.{1,255}$` 513).
  */
-export const MAX_PATTERN_PROGRAM = 2000;
+const MAX_PATTERN_PROGRAM = 2000;
 
 const re2: RegExpEngine = Object.assign(
   (pattern: string, _flags: string) => {
@@ -60,7 +60,7 @@ export function makeUntrustedCompiler(options: { useDefaults?: boolean } = {}): 
  * is RE2's spelling; the rest is left as it is (where the two differ RE2 refuses the pattern).
  * @param pattern an ECMAScript regular expression's source.
  */
-export function toRe2Syntax(pattern: string): string {
+function toRe2Syntax(pattern: string): string {
   return pattern.replace(
     /\\(?:u([0-9a-fA-F]{4})|u\{([0-9a-fA-F]{1,6})\}|[^])/g,
     (all, four, braced) =>

@@ -59,6 +59,9 @@ export const commandsConfigSchema: JsonSchema = {
   additionalProperties: commandSchema,
 };
 
+/** The section's own keys (`enabled`, `limits`, `run_as`): every other key is a command. */
+const SECTION_KEYS = commandsConfigSchema['properties'] as Record<string, unknown>;
+
 /**
  * The commands of the `tools.commands` section (validated by the schema first).
  * @param section the pack's config section.
@@ -66,7 +69,7 @@ export const commandsConfigSchema: JsonSchema = {
 export function readCommands(section: Readonly<Record<string, unknown>>): CommandConfig[] {
   const out: CommandConfig[] = [];
   for (const [name, raw] of Object.entries(section)) {
-    if (name === 'enabled' || name === 'limits' || name === 'run_as') continue;
+    if (Object.hasOwn(SECTION_KEYS, name)) continue;
     const c = raw as Record<string, unknown>;
     out.push({
       name,

@@ -55,7 +55,7 @@ const RECEIVE_OVERRIDES: readonly (readonly [string, string])[] = [
 ];
 
 /** The receiving program of a local push, with {@link RECEIVE_OVERRIDES}. */
-export const LOCAL_RECEIVE_PACK = [
+const LOCAL_RECEIVE_PACK = [
   'git',
   ...RECEIVE_OVERRIDES.map(([key, value]) => `-c ${key}=${value}`),
   'receive-pack',

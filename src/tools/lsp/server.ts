@@ -7,6 +7,7 @@ import { JsonRpcConnection, JsonRpcError } from './json-rpc.ts';
 import { dropUserArgv } from '../sandbox/run-as.ts';
 import { BWRAP, sandboxArgs } from './sandbox.ts';
 import { safePath, type ResolvedCommand } from './workspace.ts';
+import { signalGroup } from '../../execute/exec.ts';
 
 /** Lines of a server's stderr kept for error messages. */
 const STDERR_LINES = 20;
@@ -457,12 +458,7 @@ export class LanguageServer {
 
   #killGroup(signal: NodeJS.Signals): void {
     const pid = this.#child.pid;
-    if (pid === undefined) return;
-    try {
-      process.kill(-pid, signal);
-    } catch {
-      // The group is gone already.
-    }
+    if (pid !== undefined) signalGroup(pid, signal);
   }
 
   /** Wait a moment for the process to end, as it does once its pipe broke. */

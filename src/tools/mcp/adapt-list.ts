@@ -8,7 +8,7 @@ import type { McpConnection } from './connection.ts';
 /** Tools of one server vaultd takes; the rest of its list is left out, logged. */
 export const MAX_TOOLS_PER_SERVER = 1000;
 /** Characters of a tool's name on its server (the MCP specification asks for at most 128). */
-export const MAX_TOOL_NAME = 128;
+const MAX_TOOL_NAME = 128;
 /**
  * Characters of a tool's input and output schemas together, as JSON. Ajv compiles a schema on
  * the main thread in time that grows with it (and faster than it with `pattern`s): 32 KiB take

@@ -30,7 +30,7 @@ export function safetyOf(config: McpServerConfig, name: string): SafetyLevel {
  * Characters of a server's description of a tool that vaultd keeps: it is listed by `vaultd
  * tools`, exported to agents and kept in memory for each tool, and a server may send megabytes.
  */
-export const MAX_DESCRIPTION_CHARS = 4000;
+const MAX_DESCRIPTION_CHARS = 4000;
 
 /**
  * Declare one of a server's tools as a vaultd tool: named `<prefix>_<tool>`, its input schema

@@ -1,7 +1,7 @@
 /** The most bytes one message from an MCP server over HTTP may take: the SDK's cap over stdio. */
 export const MAX_MCP_MESSAGE_BYTES = 10 * 1024 * 1024;
 /** The bytes of an HTTP error answer's body kept (the SDK quotes it in its error). */
-export const MAX_ERROR_BYTES = 4096;
+const MAX_ERROR_BYTES = 4096;
 
 /**
  * A `fetch` for an MCP server over Streamable HTTP that cuts off any message over `maxBytes`: a

@@ -4,6 +4,7 @@ import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { signalGroup } from '../../execute/exec.ts';
 
 /** How long a server may take to exit once its stdin is closed and it is sent SIGTERM. */
 const GRACE_MS = 2000;
@@ -12,7 +13,7 @@ const GRACE_MS = 2000;
  * Bytes sent to a server and not yet read by it past which nothing more is sent: a server that
  * stops reading its input made vaultd keep every later call's arguments in memory, for ever.
  */
-export const MAX_UNREAD_BYTES = 16 * 1024 * 1024;
+const MAX_UNREAD_BYTES = 16 * 1024 * 1024;
 
 /** The program of a stdio MCP server and how to start it. */
 export interface StdioServerParams {
@@ -45,11 +46,6 @@ export class GroupStdioTransport implements Transport {
   /** @param params the program, its arguments, environment and working directory. */
   constructor(params: StdioServerParams) {
     this.#params = params;
-  }
-
-  /** The pid of the process started, which is also its process group's id (null before). */
-  get pid(): number | null {
-    return this.#pid;
   }
 
   /** Start the server's process. */
@@ -153,12 +149,7 @@ export class GroupStdioTransport implements Transport {
   }
 
   #signal(signal: NodeJS.Signals): void {
-    if (this.#pid === null) return;
-    try {
-      process.kill(-this.#pid, signal);
-    } catch {
-      // The group is gone already.
-    }
+    if (this.#pid !== null) signalGroup(this.#pid, signal);
   }
 }
 

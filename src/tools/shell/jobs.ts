@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { ToolError } from '../../protocol/errors.ts';
 import { killTagged } from './sweep.ts';
+import { signalGroup } from '../../execute/exec.ts';
 
 /** Where a background job is. */
 export type JobState = 'running' | 'exited' | 'killed' | 'timed_out' | 'interrupted';
@@ -340,14 +341,6 @@ export async function readJobRecords(
     }
   }
   return out.sort((a, b) => (a.started_at < b.started_at ? 1 : -1));
-}
-
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // ESRCH: gone already.
-  }
 }
 
 /**
