@@ -1,16 +1,13 @@
-import { access, constants } from 'node:fs/promises';
 import { ToolError } from '../../protocol/errors.ts';
 import type { VaultAccess } from '../../protocol/types.ts';
 import {
+  BWRAP,
   checkSearchable,
   dropUserArgv,
-  runsAsRoot,
-  SETPRIV,
+  missingSandboxProgram,
   type RunAs,
 } from '../sandbox/run-as.ts';
 import { vaultMountArgs, vaultMounts, type VaultPaths } from '../sandbox/vault-mounts.ts';
-
-const BWRAP = '/usr/bin/bwrap';
 
 /** What the commands pack's sandbox needs to know besides the command. */
 export interface CommandSandbox {
@@ -41,24 +38,19 @@ export async function sandboxed(
   files: VaultAccess,
   sandbox: CommandSandbox,
 ): Promise<string[]> {
-  for (const program of [BWRAP, ...(runsAsRoot() ? [SETPRIV] : [])]) {
-    try {
-      await access(program, constants.X_OK);
-    } catch {
-      throw new ToolError(
-        'EXECUTION_FAILED',
-        program === BWRAP
-          ? 'this command runs in a bubblewrap sandbox, and bubblewrap is not installed (apt install bubblewrap)'
-          : `this command runs in a sandbox as tools.commands.run_as, and ${SETPRIV} is not installed (util-linux)`,
-      );
-    }
+  const missing = await missingSandboxProgram();
+  if (missing !== undefined) {
+    throw new ToolError(
+      'EXECUTION_FAILED',
+      missing === BWRAP
+        ? 'this command runs in a bubblewrap sandbox, and bubblewrap is not installed (apt install bubblewrap)'
+        : `this command runs in a sandbox as tools.commands.run_as, and ${missing} is not installed (util-linux)`,
+    );
   }
-  if (runsAsRoot()) {
-    await checkSearchable(cwd, sandbox.runAs, {
-      who: 'sandboxed commands',
-      key: 'tools.commands.run_as',
-    });
-  }
+  await checkSearchable(cwd, sandbox.runAs, {
+    who: 'sandboxed commands',
+    key: 'tools.commands.run_as',
+  });
   // The whole system is shown read-only, the vault with it: vaultd's state is hidden wherever the
   // working directory is, not only when it holds the vault.
   const mounts = await vaultMounts(cwd, files, sandbox.paths, true);

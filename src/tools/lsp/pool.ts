@@ -1,8 +1,7 @@
 import type { Logger } from 'pino';
 import type { LspConfig, ServerConfig } from './config.ts';
 import { ToolError } from '../../protocol/errors.ts';
-import { checkSearchable, runsAsRoot } from '../sandbox/run-as.ts';
-import { BWRAP, missingSandboxProgram } from './sandbox.ts';
+import { BWRAP, checkSearchable, missingSandboxProgram } from '../sandbox/run-as.ts';
 import { LanguageServer, ServerFailure } from './server.ts';
 import { isTypescriptLanguageServer, resolveCommand, trustedTsserver } from './workspace.ts';
 
@@ -107,7 +106,7 @@ export class ServerPool {
         false,
       );
     }
-    if (server.sandbox && runsAsRoot()) {
+    if (server.sandbox) {
       try {
         await checkSearchable(root, this.#config.runAs, {
           who: 'sandboxed language servers',

@@ -1,25 +1,5 @@
 import { basename, dirname, isAbsolute } from 'node:path';
-import { access, constants } from 'node:fs/promises';
-import { runsAsRoot, SETPRIV } from '../sandbox/run-as.ts';
 import { isSystemPath, systemViewArgs } from '../sandbox/system-view.ts';
-
-/** Where bubblewrap is expected. */
-export const BWRAP = '/usr/bin/bwrap';
-
-/**
- * The program a sandboxed server needs that is not installed: bubblewrap, or (when vaultd runs as
- * root) setpriv; undefined when both are there.
- */
-export async function missingSandboxProgram(): Promise<string | undefined> {
-  for (const program of [BWRAP, ...(runsAsRoot() ? [SETPRIV] : [])]) {
-    try {
-      await access(program, constants.X_OK);
-    } catch {
-      return program;
-    }
-  }
-  return undefined;
-}
 
 /**
  * The arguments of bubblewrap that run a language server with only the system folders shown

@@ -4,8 +4,8 @@ import { pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
 import type { LspConfig, ServerConfig } from './config.ts';
 import { JsonRpcConnection, JsonRpcError } from './json-rpc.ts';
-import { dropUserArgv } from '../sandbox/run-as.ts';
-import { BWRAP, sandboxArgs } from './sandbox.ts';
+import { BWRAP, dropUserArgv } from '../sandbox/run-as.ts';
+import { sandboxArgs } from './sandbox.ts';
 import { safePath, type ResolvedCommand } from './workspace.ts';
 import { signalGroup } from '../../execute/exec.ts';
 

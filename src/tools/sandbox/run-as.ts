@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { access, constants, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ToolError } from '../../protocol/errors.ts';
 import type { JsonSchema } from '../../protocol/types.ts';
@@ -52,9 +52,28 @@ export function dropUserArgv(runAs: RunAs): string[] {
   return [SETPRIV, `--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups', '--'];
 }
 
+/** Where bubblewrap is expected. */
+export const BWRAP = '/usr/bin/bwrap';
+
+/**
+ * The program a sandbox needs that is not installed: bubblewrap, or (when vaultd runs as root)
+ * setpriv; undefined when both are there.
+ */
+export async function missingSandboxProgram(): Promise<string | undefined> {
+  for (const program of [BWRAP, ...(runsAsRoot() ? [SETPRIV] : [])]) {
+    try {
+      await access(program, constants.X_OK);
+    } catch {
+      return program;
+    }
+  }
+  return undefined;
+}
+
 /**
  * Refuse, before anything runs, a folder the `run_as` user cannot reach (a folder on the way
- * without search permission for it): bwrap would fail with a message about mounts.
+ * without search permission for it): bwrap would fail with a message about mounts. Nothing to
+ * check unless vaultd runs as root (only then does the sandbox switch to `run_as`).
  * @param dir the working directory (absolute, real).
  * @param user the `run_as` user.
  * @param what who runs there and the config key, e.g. `commands` and `tools.shell.run_as`.
@@ -65,6 +84,7 @@ export async function checkSearchable(
   user: RunAs,
   what: { readonly who: string; readonly key: string },
 ): Promise<void> {
+  if (!runsAsRoot()) return;
   for (let at = dir; ; at = dirname(at)) {
     const info = await stat(at);
     const bit = info.uid === user.uid ? 0o100 : info.gid === user.gid ? 0o010 : 0o001;

@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { ToolError } from '../../protocol/errors.ts';
 import type { VaultAccess } from '../../protocol/types.ts';
-import { checkSearchable, runsAsRoot, type RunAs } from '../sandbox/run-as.ts';
+import { checkSearchable, type RunAs } from '../sandbox/run-as.ts';
 import { vaultMounts, type VaultPaths } from '../sandbox/vault-mounts.ts';
 import { newTag, type SandboxPlan } from './sandbox.ts';
 
@@ -39,7 +39,7 @@ export async function planSandbox(
     );
   }
   const cwd = resolved.path;
-  if (runAs !== undefined && runsAsRoot()) {
+  if (runAs !== undefined) {
     await checkSearchable(cwd, runAs, { who: 'commands', key: 'tools.shell.run_as' });
   }
   const { hide, readOnly } = await vaultMounts(cwd, files, paths);
