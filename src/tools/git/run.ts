@@ -1,10 +1,10 @@
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { ToolError } from '../../protocol/errors.ts';
 import type { ExecOptions, ExecResult } from '../../protocol/types.ts';
 import { GIT_PATH, type GitConfig } from './config.ts';
 import type { Repo } from './repo.ts';
+import { errnoCode } from '../../vault/fs-errors.ts';
+import { readRegularFile } from '../../vault/read-regular.ts';
 
 /** How a git process is started: a call's `ctx.exec`, or a runner of the pack's own. */
 export type Exec = (
@@ -182,35 +182,23 @@ export function repoConfigFiles(repo: Repo): string[] {
  * @param display the repository, for messages.
  */
 async function readConfigOnce(path: string, display: string): Promise<string> {
-  let handle;
+  let bytes: Buffer;
   try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    bytes = await readRegularFile(path, CONFIG_MAX_BYTES);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    const code = errnoCode(error);
+    if (code === 'ENOENT') return '';
+    if (code === 'ENOTREG') throw configRefused(display, `${path} is not a regular file`);
+    if (code === 'EFBIG') {
+      throw configRefused(display, `${path} is larger than ${CONFIG_MAX_BYTES} bytes`);
+    }
     throw configRefused(display, `${path} cannot be read: ${(error as Error).message}`);
   }
   try {
-    if (!(await handle.stat()).isFile()) {
-      throw configRefused(display, `${path} is not a regular file`);
-    }
-    const buffer = Buffer.alloc(CONFIG_MAX_BYTES + 1);
-    let length = 0;
-    for (;;) {
-      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
-      if (bytesRead === 0) break;
-      length += bytesRead;
-      if (length > CONFIG_MAX_BYTES) {
-        throw configRefused(display, `${path} is larger than ${CONFIG_MAX_BYTES} bytes`);
-      }
-    }
-    try {
-      return new TextDecoder('utf-8', { fatal: true }).decode(buffer.subarray(0, length));
-    } catch {
-      // Key names are passed back to git as text: bytes that do not survive would miss the key.
-      throw configRefused(display, `${path} is not UTF-8 text`);
-    }
-  } finally {
-    await handle.close();
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    // Key names are passed back to git as text: bytes that do not survive would miss the key.
+    throw configRefused(display, `${path} is not UTF-8 text`);
   }
 }
 
