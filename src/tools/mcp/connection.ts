@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { McpServerConfig } from './config.ts';
 import { MAX_TOOLS_PER_SERVER } from './adapt-list.ts';
 import { cappedFetch, MAX_MCP_MESSAGE_BYTES } from './capped-fetch.ts';
+import { oneAtATime } from '../../protocol/one-at-a-time.ts';
 import { makeOutputValidator, type OutputValidator } from './output-validator.ts';
 
 /** What a call to a server's tool may be given. */
@@ -38,9 +39,6 @@ export class McpConnection {
   #client: Client | undefined;
   #outputs: OutputValidator | undefined;
   #transport: Transport | undefined;
-  /** A listing in progress after `tools/list_changed`, and whether another was asked for since. */
-  #listing: Promise<void> | undefined;
-  #listAgain = false;
   #tools: McpTool[] = [];
   #state: 'starting' | 'up' | 'down' | 'stopped' = 'starting';
   #failures = 0;
@@ -125,6 +123,7 @@ export class McpConnection {
     // it costs a start-up a few hundred milliseconds.
     const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
     const outputs = makeOutputValidator();
+    const listAgain = oneAtATime(() => this.#listAgain(client));
     const client = new Client(
       { name: 'vaultd', version: '0.1.0' },
       {
@@ -133,7 +132,7 @@ export class McpConnection {
         listChanged: {
           // Listed by vaultd, not the SDK: every page (the SDK lists the first), one listing at a
           // time, each with a fresh output-schema compiler.
-          tools: { autoRefresh: false, onChanged: () => this.#listAgainSoon(client) },
+          tools: { autoRefresh: false, onChanged: () => void listAgain() },
         },
       },
     );
@@ -185,27 +184,20 @@ export class McpConnection {
     return !same;
   }
 
-  #listAgainSoon(client: Client): void {
-    if (this.#listing !== undefined) {
-      this.#listAgain = true;
-      return;
+  /**
+   * List a server's tools again after `tools/list_changed` (every page, with a fresh output-schema
+   * compiler), one listing at a time ({@link oneAtATime}); a server that says its list changed
+   * again and again is listed at most once a second.
+   */
+  async #listAgain(client: Client): Promise<void> {
+    if (this.#client !== client || this.#outputs === undefined) return;
+    try {
+      const tools = await listAll(client, this.#outputs);
+      if (this.#client === client && this.#setTools(tools)) this.#onChange();
+    } catch (error) {
+      this.#logger.warn({ err: error }, 'MCP server tools could not be listed again');
     }
-    this.#listing = (async () => {
-      do {
-        this.#listAgain = false;
-        if (this.#client !== client || this.#outputs === undefined) return;
-        try {
-          const tools = await listAll(client, this.#outputs);
-          if (this.#client === client && this.#setTools(tools)) this.#onChange();
-        } catch (error) {
-          this.#logger.warn({ err: error }, 'MCP server tools could not be listed again');
-        }
-        // A server that says its list changed again and again is listed at most once a second.
-        if (this.#listAgain) await new Promise((resolve) => setTimeout(resolve, 1000).unref());
-      } while (this.#listAgain);
-    })().finally(() => {
-      this.#listing = undefined;
-    });
+    await new Promise((resolve) => setTimeout(resolve, 1000).unref());
   }
 
   async #makeTransport(): Promise<Transport> {
