@@ -1,4 +1,4 @@
-import { longestBacktickRun } from '../note/escape.ts';
+import { longestBacktickRun, shellWord } from '../note/escape.ts';
 import { PENDING_CALL_KEY, type PendingCall } from './section-types.ts';
 
 /** Options of {@link renderApprovalSection}. */
@@ -127,11 +127,6 @@ function renderCommands(call: PendingCall): string[] {
 }
 
 /** A word the shell reads as itself: single-quoted unless plainly safe. */
-function shellWord(text: string): string {
-  if (/^[\w@%+=:,./-]+$/u.test(text)) return text;
-  return `'${oneLine(text).replace(/'/g, `'\\''`)}'`;
-}
-
 function renderPreview(preview: string | undefined, kind?: 'text' | 'diff'): string[] {
   if (preview === undefined || preview.trim() === '') {
     return [

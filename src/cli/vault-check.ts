@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Config } from '../config/types.ts';
 import { STATE_DIR_NAME } from '../vault/index.ts';
 import { UsageError } from './usage-error.ts';
+import { shellWord } from '../note/escape.ts';
 
 /** Where a command found its config file, for messages: `--config`, `$VAULTD_CONFIG`, …. */
 export interface ConfigSource {
@@ -58,8 +59,4 @@ function isDirectory(path: string): boolean {
   } catch {
     return false;
   }
-}
-
-function shellWord(text: string): string {
-  return /^[\w./@:+,=-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }

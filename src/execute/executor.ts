@@ -32,6 +32,7 @@ import { formatOutput, type FormattedOutput } from './format-result.ts';
 import { MetricsRecorder, type ToolMetrics } from './metrics.ts';
 import { RateLimiter } from './rate-limiter.ts';
 import { ResultCache } from './result-cache.ts';
+import { truncate } from '../note/escape.ts';
 import { startAttempt, type Attempt, type AttemptOutcome } from './run-attempt.ts';
 import type {
   CheckResult,
@@ -793,10 +794,7 @@ function boundProgress(update: ToolProgress): ToolProgress {
   return {
     ...(typeof message === 'string'
       ? {
-          message:
-            message.length > MAX_PROGRESS_MESSAGE
-              ? `${message.slice(0, MAX_PROGRESS_MESSAGE).replace(/[\uD800-\uDBFF]$/, '')}…`
-              : message,
+          message: truncate(message, MAX_PROGRESS_MESSAGE),
         }
       : {}),
     ...(typeof fraction === 'number' && Number.isFinite(fraction)

@@ -81,7 +81,12 @@ export function quoteLines(lines: readonly string[]): string[] {
   return lines.map((l) => (l === '' ? '>' : `> ${l}`));
 }
 
-function truncate(text: string, max: number): string {
+/**
+ * `text` cut to `max` characters with `…` after it when longer, never inside a surrogate pair.
+ * @param text any text.
+ * @param max the most characters kept.
+ */
+export function truncate(text: string, max: number): string {
   if (text.length <= max) return text;
   // Do not split a surrogate pair.
   const end = /[\uD800-\uDBFF]/.test(text.charAt(max - 1)) ? max - 1 : max;
@@ -106,4 +111,14 @@ export function longestBacktickRun(text: string): number {
     }
   }
   return longest;
+}
+
+/**
+ * A word as a POSIX shell reads it back unchanged: as it is when it holds only characters no
+ * shell treats specially, else in single quotes.
+ * @param text any text.
+ */
+export function shellWord(text: string): string {
+  if (/^[\w@%+=:,./-]+$/u.test(text)) return text;
+  return `'${text.replace(/'/g, `'\\''`)}'`;
 }
