@@ -60,7 +60,8 @@ export async function createVaultAccess(options: AccessOptions): Promise<SharedA
       }),
     );
   }
-  const spelled = options.roots.map((spec) => resolve(spec.path));
+  // Each root's real path and its path as configured: a write is checked against both.
+  const tops = roots.flatMap((r, i) => [r.path, resolve(options.roots[i]?.path ?? r.path)]);
   const noWrite = await Promise.all((options.protectedForWrite ?? []).map(realOrResolved));
   const noRead = await Promise.all((options.protectedForRead ?? []).map(realOrResolved));
   const make = (onChanged: (path: string) => void): SharedAccess => ({
@@ -103,10 +104,7 @@ export async function createVaultAccess(options: AccessOptions): Promise<SharedA
         // the repository's.
         const git =
           gitFolderIn(real, root.path) ??
-          roots
-            .flatMap((r, i) => [r.path, spelled[i] ?? r.path])
-            .map((top) => gitFolderIn(candidate, top))
-            .find((g) => g !== undefined);
+          tops.map((top) => gitFolderIn(candidate, top)).find((g) => g !== undefined);
         if (git !== undefined) {
           throw new ToolError(
             'PERMISSION_DENIED',
@@ -117,11 +115,7 @@ export async function createVaultAccess(options: AccessOptions): Promise<SharedA
           (await gitShapedFolderIn(real, root.path)) ??
           (candidate === real
             ? undefined
-            : await firstDefined(
-                roots
-                  .flatMap((r, i) => [r.path, spelled[i] ?? r.path])
-                  .map((top) => () => gitShapedFolderIn(candidate, top)),
-              ));
+            : await firstDefined(tops.map((top) => () => gitShapedFolderIn(candidate, top))));
         if (shaped !== undefined) throw gitShapedRefusal(input, shaped);
       }
       return Object.freeze({ path: real, root, relative: relativeTo(root, real), exists });
