@@ -8,6 +8,7 @@ import type { NoteWorker } from '../note/index.ts';
 import type { ToolRegistry } from '../protocol/index.ts';
 import type { Ledger, VaultLayout } from '../vault/index.ts';
 import type { Redactor } from '../observe/redact.ts';
+import type { FileStamp } from './read-note.ts';
 import type { CallBudget } from './call-budget.ts';
 import type { Conditions } from './conditions.ts';
 
@@ -58,11 +59,7 @@ export interface PipelineContext {
 }
 
 /** A pending note seen with nothing to decide: the file as it was, and until when that holds. */
-export interface QuietPending {
-  readonly dev: number;
-  readonly ino: number;
-  readonly size: number;
-  readonly mtimeMs: number;
+export interface QuietPending extends FileStamp {
   /** The approval requests' version then (any request made, decided, moved or expired since). */
   readonly requestsVersion: number;
   /** The earliest expiry of its pending requests, in ms since the epoch. */

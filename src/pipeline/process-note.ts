@@ -20,7 +20,14 @@ import { makePipelineResult } from './make-result.ts';
 import type { JobOutcome, SeenInfo } from './note-queue.ts';
 import { noteKey } from './note-key.ts';
 import { markNoteWritten } from './note-ledger.ts';
-import { isSameNote, noteCap, readNote, releaseNote, type NoteRead } from './read-note.ts';
+import {
+  isSameNote,
+  noteCap,
+  readNote,
+  releaseNote,
+  sameFile,
+  type NoteRead,
+} from './read-note.ts';
 import { settleCalls, type NoteWork, type Ordered } from './settle-calls.ts';
 import { yieldAtItem, yieldWhenSpent } from '../protocol/slice.ts';
 import { chooseTarget, writeBack } from './write-back.ts';
@@ -255,14 +262,7 @@ async function stillQuiet(ctx: PipelineContext, path: string): Promise<boolean> 
   if (quiet === undefined || requests === undefined) return false;
   if (requests.version !== quiet.requestsVersion || Date.now() >= quiet.until) return false;
   const now = await lstat(path).catch(() => undefined);
-  return (
-    now !== undefined &&
-    now.isFile() &&
-    now.dev === quiet.dev &&
-    now.ino === quiet.ino &&
-    now.size === quiet.size &&
-    now.mtimeMs === quiet.mtimeMs
-  );
+  return now !== undefined && sameFile(now, quiet);
 }
 
 async function claimAndWork(

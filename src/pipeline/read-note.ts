@@ -114,13 +114,25 @@ export async function isSameNote(read: TextRead, path: string): Promise<boolean>
   } catch {
     return false;
   }
+  return sameFile(now, read) && now.nlink === 1;
+}
+
+/** What a later `lstat` of a note compares with to tell it is the same file, unchanged. */
+export type FileStamp = Pick<TextRead, 'dev' | 'ino' | 'size' | 'mtimeMs'>;
+
+/**
+ * Whether an `lstat` shows the file of `stamp`, unchanged: a regular file of that device, inode,
+ * size and modification time.
+ * @param now the `lstat` result.
+ * @param stamp the file as it was read.
+ */
+export function sameFile(now: Stats, stamp: FileStamp): boolean {
   return (
     now.isFile() &&
-    now.nlink === 1 &&
-    now.ino === read.ino &&
-    now.dev === read.dev &&
-    now.size === read.size &&
-    now.mtimeMs === read.mtimeMs
+    now.ino === stamp.ino &&
+    now.dev === stamp.dev &&
+    now.size === stamp.size &&
+    now.mtimeMs === stamp.mtimeMs
   );
 }
 
