@@ -36,6 +36,8 @@ export interface Place {
 export class PlaceFinder {
   readonly #files: VaultAccess;
   readonly #lines = new Map<string, Promise<string[] | undefined>>();
+  /** What each URI a server named was found to be, for this call. */
+  readonly #verdicts = new Map<string, Promise<ResolvedPath | undefined>>();
   /** Locations left out because they are outside the roots (or not files). */
   outside = 0;
 
@@ -82,21 +84,33 @@ export class PlaceFinder {
    * @param uri the URI.
    */
   async resolve(uri: unknown): Promise<ResolvedPath | undefined> {
+    // Decided once per URI in a call: a list of references names the same few files again and
+    // again.
+    const key = typeof uri === 'string' ? uri : '';
+    let verdict = this.#verdicts.get(key);
+    if (verdict === undefined) {
+      verdict = this.#resolveOnce(uri);
+      this.#verdicts.set(key, verdict);
+    }
+    const resolved = await verdict;
+    if (resolved === undefined) this.outside += 1;
+    return resolved;
+  }
+
+  async #resolveOnce(uri: unknown): Promise<ResolvedPath | undefined> {
     let path: string;
     try {
       if (typeof uri !== 'string' || !uri.startsWith('file:')) throw new Error('not a file');
       path = fileURLToPath(uri);
     } catch {
-      this.outside += 1;
       return undefined;
     }
     try {
       const resolved = await this.#files.resolve(path, 'read');
       if (resolved.exists && (await stat(resolved.path)).nlink <= 1) return resolved;
     } catch {
-      // Outside the roots, or in vaultd's state: counted below.
+      // Outside the roots, or in vaultd's state: counted by the caller.
     }
-    this.outside += 1;
     return undefined;
   }
 
