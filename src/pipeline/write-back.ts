@@ -1,3 +1,4 @@
+import { dirname } from 'node:path';
 import {
   renderApprovalSectionSliced,
   APPROVAL_HEADING as APPROVAL_SECTION,
@@ -8,7 +9,7 @@ import type { ParsedNote } from '../note/types.ts';
 import type { ToolResult } from '../protocol/types.ts';
 import { yieldAtItem, yieldWhenSpent } from '../protocol/slice.ts';
 import { lstat } from '../vault/fs-calls.ts';
-import { writeInVault } from '../vault/vault-writer.ts';
+import { assertInsideVault, writeInVault } from '../vault/vault-writer.ts';
 import type { PipelineContext } from './context.ts';
 import { noteKey } from './note-key.ts';
 import { readNote, writtenNoteCap } from './read-note.ts';
@@ -95,6 +96,10 @@ export async function writeBack(
   };
   for (;;) {
     const edited = await ctx.notes.edit(current, edit);
+    // The check of In_Progress/ and the look at the note are independent thread-pool jobs: both
+    // at once, right before the write, which waits for the check.
+    const folderChecked = assertInsideVault(ctx.layout.root, dirname(path));
+    folderChecked.catch(() => undefined); // awaited (and so reported) only if the note is written
     const before = await lstat(path);
     if (before.mtimeMs !== stamp.mtimeMs || before.size !== stamp.size) {
       // Edited since we read it: edit the newer text instead.
@@ -118,6 +123,7 @@ export async function writeBack(
     await writeInVault(ctx.layout.root, path, edited.bytes, {
       fsyncDir: sideEffects,
       mode: before.mode & 0o7777,
+      folderChecked,
     });
     // Only a note someone else changed goes another round, which needs its stamp after our write.
     if (!changedExternally) return written(edited, undefined, false);

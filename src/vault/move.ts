@@ -258,11 +258,15 @@ export async function moveClaimed(
   name: string,
   vault: string,
 ): Promise<string | null> {
+  // The folder's check and the look for a note of that name in it are independent: both at once
+  // (a note moves only when the folder passed; a look through a link only reads a name's stat).
+  const first = exists(join(destDir, name));
+  first.catch(() => undefined); // awaited below unless the folder's check throws first
   await assertInsideVault(vault, destDir);
   for (let attempt = 0; ; attempt += 1) {
     const dest = join(destDir, suffixedName(name, attempt));
     try {
-      if (await exists(dest)) continue;
+      if (await (attempt === 0 ? first : exists(dest))) continue;
     } catch (error) {
       throw toVaultIoError('stat', dest, error);
     }

@@ -16,17 +16,27 @@ const roots = new Map<string, Promise<string>>();
  * @param root absolute path of the vault.
  * @param path absolute path of the file.
  * @param data the full new content.
- * @param options as {@link writeFileAtomic}.
+ * @param options as {@link writeFileAtomic}, and the folder's check if already started.
  * @throws VaultIoError (code `EOUTSIDE`) when the folder is a link or resolves outside the vault.
  */
 export async function writeInVault(
   root: string,
   path: string,
   data: string | Uint8Array,
-  options: WriteFileAtomicOptions = {},
+  options: WriteInVaultOptions = {},
 ): Promise<void> {
-  await assertInsideVault(root, dirname(path));
+  await (options.folderChecked ?? assertInsideVault(root, dirname(path)));
   await writeFileAtomic(path, data, options);
+}
+
+/** {@link writeInVault}'s options. */
+export interface WriteInVaultOptions extends WriteFileAtomicOptions {
+  /**
+   * The check of the file's folder ({@link assertInsideVault} of `dirname(path)`), when the
+   * caller started it earlier, beside other work on the note; it is awaited before anything is
+   * made in the folder.
+   */
+  readonly folderChecked?: Promise<void>;
 }
 
 /**
