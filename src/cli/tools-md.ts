@@ -2,8 +2,12 @@ import { CONFIG_DEFAULTS } from '../config/defaults.ts';
 import type { Config } from '../config/types.ts';
 import { MAX_NESTING } from '../protocol/depth.ts';
 import type { Tool } from '../protocol/types.ts';
+import { longestBacktickRun } from '../note/escape.ts';
 
 const FENCE = '```';
+// Control characters other than tab and the line breaks, dropped from a tool's own text.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
 
 /** What TOOLS.md tells agents about their vault: its folder names and note limits. */
 export type ToolsMdConfig = Pick<Config, 'folders' | 'max_note_bytes' | 'max_calls_per_note'>;
@@ -48,7 +52,7 @@ export function renderToolsMarkdown(
       '',
       `Safety: **${tool.safety}**${tool.safety === 'dangerous' ? ' (waits for a human)' : ''}.`,
       '',
-      tool.description.trim(),
+      ...quoteDescription(tool.description),
       '',
     );
     lines.push(
@@ -57,20 +61,54 @@ export function renderToolsMarkdown(
     );
     for (const [name, schema] of Object.entries(tool.parameters)) {
       const type = Array.isArray(schema['enum'])
-        ? (schema['enum'] as unknown[]).map((v) => `\`${String(v)}\``).join(' \\| ')
-        : String(schema['type'] ?? 'any');
+        ? (schema['enum'] as unknown[]).map((v) => codeCell(String(v))).join(' \\| ')
+        : cell(String(schema['type'] ?? 'any'));
       const fallback =
-        schema['default'] === undefined
-          ? ''
-          : `\`${JSON.stringify(schema['default']).replace(/\|/g, '\\|')}\``;
-      const description = String(schema['description'] ?? '')
-        .replace(/\|/g, '\\|')
-        .replace(/\n/g, ' ');
+        schema['default'] === undefined ? '' : codeCell(JSON.stringify(schema['default']));
+      const description = cell(String(schema['description'] ?? ''));
       lines.push(
-        `| \`${name}\` | ${type} | ${tool.required.includes(name) ? 'yes' : 'no'} | ${fallback} | ${description} |`,
+        `| ${codeCell(name)} | ${type} | ${tool.required.includes(name) ? 'yes' : 'no'} | ${fallback} | ${description} |`,
       );
     }
     lines.push('');
   }
   return lines.join('\n');
+}
+
+/**
+ * A tool's description, quoted: it is the tool's own text (an MCP server's, a plugin's), so
+ * whatever it holds (a heading, a `Safety:` line, a fence, a table, HTML) stays inside the quote
+ * and cannot pass for another tool's section or change this one's safety line. Obsidian's `%%`
+ * comments and `$$` math do not end with a quote, so their markers are escaped.
+ */
+function quoteDescription(text: string): string[] {
+  return text
+    .replace(CONTROL, '')
+    .trim()
+    .split(/\r\n|\r|\n/)
+    .map((line) => {
+      const inert = line.replace(/%%/g, '\\%\\%').replace(/\$\$/g, '\\$\\$');
+      return inert === '' ? '>' : `> ${inert}`;
+    });
+}
+
+/** One line of a tool's own text as a table cell: no line break, no cell separator. */
+function cell(text: string): string {
+  return text
+    .replace(CONTROL, '')
+    .replace(/\s*[\r\n]+\s*/g, ' ')
+    .replace(/\|/g, '\\|')
+    .replace(/%%/g, '\\%\\%')
+    .replace(/\$\$/g, '\\$\\$');
+}
+
+/** A tool's own text as code in a table cell, in a backtick run longer than any inside it. */
+function codeCell(text: string): string {
+  const flat = text
+    .replace(CONTROL, '')
+    .replace(/[\r\n]+/g, ' ')
+    .replace(/\|/g, '\\|');
+  const ticks = '`'.repeat(longestBacktickRun(flat) + 1);
+  const pad = flat.startsWith('`') || flat.endsWith('`') ? ' ' : '';
+  return `${ticks}${pad}${flat}${pad}${ticks}`;
 }
