@@ -76,7 +76,7 @@ export function renderToolsMarkdown(
 }
 
 /**
- * A tool's description, quoted: it is the tool's own text (an MCP server's, a plugin's), so
+ * A tool's description, quoted: it is the tool's own text (a plugin's, a pack's), so
  * whatever it holds (a heading, a `Safety:` line, a fence, a table, HTML) stays inside the quote
  * and cannot pass for another tool's section or change this one's safety line. Obsidian's `%%`
  * comments and `$$` math do not end with a quote, so their markers are escaped.
