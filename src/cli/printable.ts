@@ -16,3 +16,22 @@ const UNPRINTABLE =
 export function printable(text: string): string {
   return text.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
+
+// The same characters but the C0 controls: what a JSON line (where C0 controls are already
+// escaped, and the line's own break must stay) can still carry to a terminal.
+const UNPRINTABLE_IN_JSON =
+  /[\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]/u;
+
+/**
+ * A JSON line (a log line) with every DEL, C1 control and format character inside its strings
+ * written as a `\uXXXX` escape: the same JSON to a reader, nothing a terminal acts on or
+ * reorders when a person reads the log (`journalctl`, `tail`).
+ * @param line one JSON text; its structure is ASCII, so these characters are only in strings.
+ */
+export function inertJsonLine(line: string): string {
+  if (!UNPRINTABLE_IN_JSON.test(line)) return line;
+  return line.replace(
+    new RegExp(UNPRINTABLE_IN_JSON.source, 'gu'),
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}

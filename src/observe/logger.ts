@@ -1,4 +1,5 @@
 import { pino, type Logger, type LoggerOptions } from 'pino';
+import { inertJsonLine } from '../cli/printable.ts';
 
 /**
  * Create the daemon's logger: JSON lines on stdout (pipe through `pino-pretty` on a terminal).
@@ -7,6 +8,7 @@ import { pino, type Logger, type LoggerOptions } from 'pino';
  * @param level pino level; defaults to `info`, or `VAULTD_LOG_LEVEL` when set.
  * @param destination file descriptor to write to; defaults to 1 (stdout).
  * @param redact applied to every line before it is written (secrets out of messages and errors).
+ *   Every line also has its DEL, C1 control and format characters written as `\\uXXXX` escapes.
  * @param around when given, lines are written synchronously inside it (a progress bar on the same
  *   terminal clears its line first and draws itself again after).
  */
@@ -30,9 +32,11 @@ export function createLogger(
       // Nothing more can be done for a log line at exit: stdout is gone.
     }
   });
-  if (redact === undefined && around === undefined) return pino(options, stream);
-  // Every line, messages, error messages and stacks included, goes through the redactor.
-  const clean = redact ?? ((line: string) => line);
+  // Every line, messages, error messages and stacks included, goes through the redactor, and
+  // then has what agents wrote (a note's name, an error quoting a call) made inert for a
+  // terminal: bidi overrides and C1 controls as `\uXXXX`, the same JSON.
+  const clean =
+    redact === undefined ? inertJsonLine : (line: string): string => inertJsonLine(redact(line));
   const write =
     around === undefined
       ? (line: string) => stream.write(clean(line))
