@@ -2,9 +2,16 @@
 // move the cursor, erase lines, retitle the window or set the clipboard; CR and LF start a line),
 // DEL, C1 controls (U+009B is a one-character CSI), and the format characters that reorder or
 // hide text (bidi embeddings, overrides and isolates, zero-width characters, line separators).
-const UNPRINTABLE =
-  // eslint-disable-next-line no-control-regex -- control characters are exactly what this finds
-  /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]/gu;
+// Past ASCII's C0 controls: DEL, the C1 controls and the format characters.
+const BEYOND_C0 =
+  '\\u007f-\\u009f\\u00ad\\u061c\\u180e\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2064\\u2066-\\u206f\\ufeff\\ufff9-\\ufffb';
+const UNPRINTABLE = new RegExp(`[\\u0000-\\u001f${BEYOND_C0}]`, 'gu');
+// The same characters but the C0 controls: what a JSON line (where C0 controls are already
+// escaped, and the line's own break must stay) can still carry to a terminal.
+const UNPRINTABLE_IN_JSON = new RegExp(`[${BEYOND_C0}]`, 'u');
+const UNPRINTABLE_IN_JSON_ALL = new RegExp(UNPRINTABLE_IN_JSON.source, 'gu');
+
+const escaped = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
 /**
  * Text that agents or servers chose (a note's name, a call's arguments, a tool's description),
@@ -14,13 +21,8 @@ const UNPRINTABLE =
  * @param text any text.
  */
 export function printable(text: string): string {
-  return text.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(UNPRINTABLE, escaped);
 }
-
-// The same characters but the C0 controls: what a JSON line (where C0 controls are already
-// escaped, and the line's own break must stay) can still carry to a terminal.
-const UNPRINTABLE_IN_JSON =
-  /[\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]/u;
 
 /**
  * A JSON line (a log line) with every DEL, C1 control and format character inside its strings
@@ -29,9 +31,5 @@ const UNPRINTABLE_IN_JSON =
  * @param line one JSON text; its structure is ASCII, so these characters are only in strings.
  */
 export function inertJsonLine(line: string): string {
-  if (!UNPRINTABLE_IN_JSON.test(line)) return line;
-  return line.replace(
-    new RegExp(UNPRINTABLE_IN_JSON.source, 'gu'),
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+  return UNPRINTABLE_IN_JSON.test(line) ? line.replace(UNPRINTABLE_IN_JSON_ALL, escaped) : line;
 }

@@ -86,29 +86,31 @@ function quoteDescription(text: string): string[] {
     .replace(CONTROL, '')
     .trim()
     .split(/\r\n|\r|\n/)
-    .map((line) => {
-      const inert = line.replace(/%%/g, '\\%\\%').replace(/\$\$/g, '\\$\\$');
-      return inert === '' ? '>' : `> ${inert}`;
-    });
+    .map((line) => (line === '' ? '>' : `> ${obsidianInert(line)}`));
 }
 
 /** One line of a tool's own text as a table cell: no line break, no cell separator. */
 function cell(text: string): string {
-  return text
-    .replace(CONTROL, '')
-    .replace(/\s*[\r\n]+\s*/g, ' ')
-    .replace(/\|/g, '\\|')
-    .replace(/%%/g, '\\%\\%')
-    .replace(/\$\$/g, '\\$\\$');
+  return obsidianInert(oneCellLine(text));
 }
 
 /** A tool's own text as code in a table cell, in a backtick run longer than any inside it. */
 function codeCell(text: string): string {
-  const flat = text
-    .replace(CONTROL, '')
-    .replace(/[\r\n]+/g, ' ')
-    .replace(/\|/g, '\\|');
+  const flat = oneCellLine(text);
   const ticks = '`'.repeat(longestBacktickRun(flat) + 1);
   const pad = flat.startsWith('`') || flat.endsWith('`') ? ' ' : '';
   return `${ticks}${pad}${flat}${pad}${ticks}`;
+}
+
+/** Text on one line with no control character and every `|` escaped (GFM, also in code). */
+function oneCellLine(text: string): string {
+  return text
+    .replace(CONTROL, '')
+    .replace(/\s*[\r\n]+\s*/g, ' ')
+    .replace(/\|/g, '\\|');
+}
+
+/** Obsidian's `%%` comment and `$$` math markers escaped: neither ends with a quote or a cell. */
+function obsidianInert(text: string): string {
+  return text.replace(/%%/g, '\\%\\%').replace(/\$\$/g, '\\$\\$');
 }

@@ -8,7 +8,7 @@ import { inertJsonLine } from '../cli/printable.ts';
  * @param level pino level; defaults to `info`, or `VAULTD_LOG_LEVEL` when set.
  * @param destination file descriptor to write to; defaults to 1 (stdout).
  * @param redact applied to every line before it is written (secrets out of messages and errors).
- *   Every line also has its DEL, C1 control and format characters written as `\\uXXXX` escapes.
+ *   Every line also has its DEL, C1 control and format characters written as `\uXXXX` escapes.
  * @param around when given, lines are written synchronously inside it (a progress bar on the same
  *   terminal clears its line first and draws itself again after).
  */
