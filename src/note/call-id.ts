@@ -22,15 +22,14 @@ export function deriveCallId(
 }
 
 /**
- * `canonicalJson({ name, arguments: args })`, written without making that object: its keys are
- * always `arguments` then `name`, so only the arguments need their keys sorted.
+ * `canonicalJson({ name, arguments: args })`: the text a derived id hashes.
  * @param name the tool name.
  * @param args the call's arguments.
  */
 export function canonicalCall(name: string, args: unknown): string {
-  if (typeof args !== 'object' || args === null || typeof name !== 'string')
-    return canonicalJson({ name, arguments: args });
-  return `{"arguments":${canonicalJson(args)},"name":${JSON.stringify(name)}}`;
+  // `arguments` sorts before `name`: the object below is in canonical order whenever `args` is,
+  // and canonicalJson then writes it with one JSON.stringify.
+  return canonicalJson({ arguments: args, name });
 }
 
 /**

@@ -77,12 +77,15 @@ function parseNoteOrThrow(text: string): ParsedNote {
   const owned = findOwnedRanges(structure, text.length);
   for (const fence of structure.fences) {
     if (fence.lang !== 'json') continue;
-    scan.visit(
-      fence,
-      owned.some(([a, b]) => fence.start >= a && fence.start < b),
-    );
+    scan.visit(fence, inRanges(owned, fence.start));
   }
   return { ...note, calls: scan.calls, invalid: scan.invalid, results: scan.results };
+}
+
+/** Whether `offset` is in one of `ranges` ([start, end) each); no closure made per block. */
+function inRanges(ranges: readonly (readonly [number, number])[], offset: number): boolean {
+  for (const [start, end] of ranges) if (offset >= start && offset < end) return true;
+  return false;
 }
 
 type Parsed = { ok: true; value: unknown } | { ok: false; reason: string; position: number };
@@ -91,11 +94,13 @@ class BlockScanner {
   readonly calls: FoundCall[] = [];
   readonly invalid: InvalidBlock[] = [];
   readonly results = new Map<string, FoundResult>();
-  // Derived ids: the first call of each id (its index in `calls`); and how many times each call
-  // written more than once was seen, by its canonical text. Keyed by id, not by the canonical
-  // text, so that a note of 10,000 different calls keeps no text of each until the parse ends
-  // (bench/README.md, item 48).
-  readonly #firstCalls = new Map<string, number>();
+  // Derived ids: the first call of each id (its index in `calls`), found by 28 bits of the id;
+  // and how many times each call written more than once was seen, by its canonical text. Keyed
+  // by the id, not by the canonical text, so that a note of 10,000 different calls keeps no text
+  // of each until the parse ends (bench/README.md, item 48); and by numbers in a typed array, not
+  // by the id's string in a Map, whose table for a 1 MB note (in the old generation by then)
+  // pointed from every entry to a string in the young one, for each scavenge to visit (item 54).
+  readonly #firstCalls = new FirstCalls();
   readonly #repeats = new Map<string, number>();
   readonly #seenBlocks = new Map<string, number>();
   readonly #explicitIds = new Set<string>();
@@ -171,12 +176,12 @@ class BlockScanner {
     if (id === undefined) {
       const key = canonicalCall(call.name, call.args);
       id = callIdOfCanonical(key, 0);
-      const first = this.#firstCalls.get(id);
-      if (first === undefined) {
-        this.#firstCalls.set(id, this.calls.length);
-      } else {
-        // The same id as an earlier call: the same call again (or, once in 2^48, another one
-        // with the same hash), counted by its canonical text.
+      const bits = idBits(id);
+      const first = this.#firstCalls.firstOf(bits, this.calls.length);
+      if (first >= 0) {
+        // The same bits as an earlier call: the same call again, or another one whose id shares
+        // those 28 bits (about one note in five of 10,000 different calls has a pair) or, once
+        // in 2^48, its whole hash; counted by its canonical text, which tells them apart.
         let occurrence = this.#repeats.get(key);
         if (occurrence === undefined) {
           const firstCall = this.calls[first] as FoundCall;
@@ -254,6 +259,61 @@ class BlockScanner {
     const lineText = /^[^\r\n]*/.exec(this.text.slice(lineStart))?.[0] ?? '';
     const prefix = lineText.endsWith(codeLine) ? lineText.length - codeLine.length : 0;
     return this.place(lineStart + Math.min(prefix + at - codeLineStart, lineText.length));
+  }
+}
+
+/**
+ * 28 bits of a derived id (`call_` and 12 hex digits), its 6th to 12th characters read as hex: a
+ * small integer, which a Map keeps without a pointer.
+ */
+function idBits(id: string): number {
+  let bits = 0;
+  for (let i = 5; i < 12; i++) {
+    const c = id.charCodeAt(i);
+    bits = (bits << 4) | (c <= 57 ? c - 48 : (c | 32) - 87);
+  }
+  return bits;
+}
+
+/**
+ * From 28-bit keys to the index of the first call with each: open addressing with linear probing
+ * in one typed array, kept at most half full.
+ */
+class FirstCalls {
+  // Pairs: key + 1 (0 for an empty slot), then the index.
+  #slots = new Int32Array(2 * 256);
+  #mask = 255;
+  #count = 0;
+
+  /** The index kept for `bits`, or -1 after keeping `index` for it. */
+  firstOf(bits: number, index: number): number {
+    const slots = this.#slots;
+    const mask = this.#mask;
+    for (let slot = bits & mask; ; slot = (slot + 1) & mask) {
+      const key = slots[2 * slot] as number;
+      if (key === bits + 1) return slots[2 * slot + 1] as number;
+      if (key !== 0) continue;
+      slots[2 * slot] = bits + 1;
+      slots[2 * slot + 1] = index;
+      if (++this.#count > mask >> 1) this.#grow();
+      return -1;
+    }
+  }
+
+  #grow(): void {
+    const old = this.#slots;
+    const mask = this.#mask * 2 + 1;
+    const slots = new Int32Array(2 * (mask + 1));
+    for (let i = 0; i < old.length; i += 2) {
+      const key = old[i] as number;
+      if (key === 0) continue;
+      let slot = (key - 1) & mask;
+      while (slots[2 * slot] !== 0) slot = (slot + 1) & mask;
+      slots[2 * slot] = key;
+      slots[2 * slot + 1] = old[i + 1] as number;
+    }
+    this.#slots = slots;
+    this.#mask = mask;
   }
 }
 

@@ -73,6 +73,38 @@ test('a call written three times among others counts its own occurrences, whatev
   assert.equal(new Set(note.calls.map((c) => c.id)).size, 6);
 });
 
+test('two different calls whose ids share the bits the parse looks them up by are told apart', () => {
+  // Found by search: the ids of these two calls agree in their 6th to 12th characters, the 28
+  // bits find-calls.ts keys its table of first calls by, and differ after them.
+  const one = { text: 'c8503' };
+  const two = { text: 'c33944' };
+  const idOne = deriveCallId('bench_echo', one, 0);
+  const idTwo = deriveCallId('bench_echo', two, 0);
+  assert.equal(idOne.slice(0, 12), idTwo.slice(0, 12));
+  assert.notEqual(idOne, idTwo);
+  const block = (args: object | undefined): string =>
+    `\`\`\`json\n${JSON.stringify({ tool_call: { name: 'bench_echo', parameters: args } })}\n\`\`\`\n\n`;
+  // 1,000 other calls between them and their repeats: the table the ids are looked up in grows
+  // past its first size in between.
+  const others = Array.from({ length: 1000 }, (_, i) => ({ text: `other ${i}` }));
+  const note = parseNote(
+    [one, two, two, ...others, one, two, others[3], others[999]].map(block).join(''),
+  );
+  assert.deepEqual(
+    note.calls.map((c) => c.id),
+    [
+      idOne,
+      idTwo,
+      deriveCallId('bench_echo', two, 1),
+      ...others.map((args) => deriveCallId('bench_echo', args, 0)),
+      deriveCallId('bench_echo', one, 1),
+      deriveCallId('bench_echo', two, 2),
+      deriveCallId('bench_echo', others[3] as { text: string }, 1),
+      deriveCallId('bench_echo', others[999] as { text: string }, 1),
+    ],
+  );
+});
+
 test('derived ids do not depend on key order', () => {
   assert.equal(
     deriveCallId('t', { a: 1, b: { c: 2, d: 3 } }, 0),

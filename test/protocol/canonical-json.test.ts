@@ -175,6 +175,41 @@ describe('canonicalJson', () => {
     assert.throws(() => canonicalJson(10n), TypeError);
   });
 
+  it('writes a value whose keys are already in order as the sorted copy does (one JSON.stringify)', () => {
+    const rand = random(54);
+    for (let i = 0; i < 20_000; i++) {
+      // The sorted copy read back: every object's keys in canonical order, at every depth, the
+      // way most calls arrive (the fast path); the unsorted value next to it takes the other.
+      const value = makeValue(rand, 0);
+      const text = reference(value);
+      const sorted: unknown = JSON.parse(text);
+      assert.equal(canonicalJson(sorted), text, `sorted value ${i}`);
+      assert.equal(canonicalCall('t', sorted), reference({ name: 't', arguments: sorted }));
+    }
+    // In canonical order, yet JSON.stringify alone would write them otherwise: a boxed string
+    // (JSON.stringify writes "x", the copy {"0":"x"}), an array with its own toJSON, a class
+    // instance's toJSON, a prototype-less object; and a value 100 objects deep.
+    let deep: unknown = { a: 1 };
+    for (let i = 0; i < 100; i++) deep = { a: deep, b: [i] };
+    class Point {
+      constructor(
+        readonly x: number,
+        readonly y: number,
+      ) {}
+      toJSON(): string {
+        return 'point';
+      }
+    }
+    const cases: unknown[] = [
+      { a: new String('x'), b: 1 },
+      { a: Object.assign([1, 2], { toJSON: () => 'array' }) },
+      [new Point(1, 2)],
+      { a: Object.create(null, { b: { value: 1, enumerable: true } }) as unknown },
+      deep,
+    ];
+    for (const value of cases) assert.equal(canonicalJson(value), reference(value));
+  });
+
   it('keeps the derived call ids of notes already written', () => {
     // Pinned: a change here changes the id of every call without an explicit id.
     assert.equal(
