@@ -1,10 +1,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { killByEnvironment } from '../../execute/environ-sweep.ts';
 import { signalGroup } from '../../execute/exec.ts';
+
+/**
+ * The variable every stdio server is started with, a value of its own: what the server starts
+ * inherits it, so a process that left the server's group (`setsid`) is still found and ended.
+ */
+export const SERVER_TAG_VARIABLE = 'VAULTD_MCP_SERVER_TAG';
 
 /** How long a server may take to exit once its stdin is closed and it is sent SIGTERM. */
 const GRACE_MS = 2000;
@@ -28,8 +36,10 @@ export interface StdioServerParams {
  * The SDK's stdio client transport, but with the server in a process group of its own: closing
  * ends the whole group (a wrapper such as `npx` or `sh -c` and what it started, or a child the
  * server left behind), not just the process vaultd started, and a server whose process exits is
- * closed at once, even while a child of it still holds its output open. Messages are read with
- * the SDK's own reader, with its size cap.
+ * closed at once, even while a child of it still holds its output open. A process the server
+ * started in a session of its own, out of the group's reach, is found by the tag in its
+ * environment ({@link SERVER_TAG_VARIABLE}) and killed too. Messages are read with the SDK's own
+ * reader, with its size cap.
  */
 export class GroupStdioTransport implements Transport {
   onclose?: () => void;
@@ -39,6 +49,7 @@ export class GroupStdioTransport implements Transport {
   readonly stderr = new PassThrough();
   readonly #params: StdioServerParams;
   readonly #buffer = new ReadBuffer();
+  readonly #tag = randomUUID();
   #child: ChildProcess | undefined;
   #pid: number | null = null;
   #closed = false;
@@ -52,7 +63,7 @@ export class GroupStdioTransport implements Transport {
   async start(): Promise<void> {
     if (this.#child !== undefined) throw new Error('the MCP server was started already');
     const child = spawn(this.#params.command, [...this.#params.args], {
-      env: { ...getDefaultEnvironment(), ...this.#params.env },
+      env: { ...getDefaultEnvironment(), ...this.#params.env, [SERVER_TAG_VARIABLE]: this.#tag },
       ...(this.#params.cwd === undefined ? {} : { cwd: this.#params.cwd }),
       stdio: ['pipe', 'pipe', 'pipe'],
       shell: false,
@@ -118,7 +129,8 @@ export class GroupStdioTransport implements Transport {
 
   /**
    * End the server and its group: stdin closed, then SIGTERM to the group, then SIGKILL to it,
-   * each after up to {@link GRACE_MS} while the server's process is still there.
+   * each after up to {@link GRACE_MS} while the server's process is still there; then SIGKILL to
+   * any process left that carries the server's tag.
    */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -140,6 +152,8 @@ export class GroupStdioTransport implements Transport {
       this.#signal('SIGTERM');
       await Promise.race([exited, delay(GRACE_MS)]);
       this.#signal('SIGKILL');
+      // What left the group: a daemonising server, or a child it put in a session of its own.
+      if (this.#pid !== null) await killByEnvironment(SERVER_TAG_VARIABLE, this.#tag);
       child.stdout?.destroy();
       child.stderr?.unpipe(this.stderr);
       child.stderr?.destroy();

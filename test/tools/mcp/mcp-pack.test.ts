@@ -2,8 +2,8 @@
 // HTTP) and a small crashing server built with the SDK, through the pack host and executor, and
 // end to end from notes with a daemon child process.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
@@ -515,26 +515,48 @@ describe('mcp pack against a hostile server', { timeout: 120_000 }, () => {
     }
   });
 
-  it('ends a stdio server’s whole process group when it stops, a child the server started included', async () => {
+  it('ends a stdio server’s whole process group when it stops, a child the server started included, and one it started in a session of its own', async () => {
     const pidFile = join(dir, 'child.pid');
+    const setsidFile = join(dir, 'setsid-child.pid');
     const { host } = await hostWith(dir, {
-      h: hostile([], {}, { env: { HOSTILE_CHILD_PID_FILE: pidFile } }),
+      h: hostile(
+        [],
+        {},
+        { env: { HOSTILE_CHILD_PID_FILE: pidFile, HOSTILE_SETSID_CHILD_PID_FILE: setsidFile } },
+      ),
     });
-    const child = Number(await readFile(pidFile, 'utf8'));
-    const alive = (): boolean => {
+    const children = [
+      Number(await readFile(pidFile, 'utf8')),
+      Number(await readFile(setsidFile, 'utf8')),
+    ];
+    // Alive and not a zombie waiting to be reaped.
+    const alive = (pid: number): boolean => {
       try {
-        process.kill(child, 0);
-        return true;
+        process.kill(pid, 0);
+      } catch {
+        return false;
+      }
+      try {
+        return !/^\S+ \(.*\) Z /s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
       } catch {
         return false;
       }
     };
     try {
-      assert.equal(alive(), true);
+      assert.deepEqual(children.map(alive), [true, true]);
+      // The second is out of the server's group: a signal to the group never reaches it.
+      assert.notEqual(
+        execFileSync('ps', ['-o', 'pgid=', '-p', String(children[1])])
+          .toString()
+          .trim(),
+        execFileSync('ps', ['-o', 'pgid=', '-p', String(children[0])])
+          .toString()
+          .trim(),
+      );
       await host.stop();
-      await waitFor(() => !alive(), { message: 'the server’s child is gone' });
+      await waitFor(() => !children.some(alive), { message: 'the server’s children are gone' });
     } finally {
-      if (alive()) process.kill(child, 'SIGKILL');
+      for (const pid of children) if (alive(pid)) process.kill(pid, 'SIGKILL');
     }
   });
 
