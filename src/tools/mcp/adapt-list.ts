@@ -15,13 +15,21 @@ const MAX_TOOL_NAME = 128;
  * up to about 0.1 s, a 300 KB schema took 6 s and a larger one minutes, with every note waiting.
  */
 export const MAX_SCHEMA_CHARS = 32 * 1024;
+/**
+ * Characters of schemas compiled for one listing, all tools together: a server listing a
+ * thousand tools of 32 KiB each, and saying every second that its list changed, held the main
+ * thread for up to 100 s a listing (a 32 KiB schema compiles in up to 0.1 s). Real servers list far less (a hundred
+ * tools of a few KiB); a tool past this is left out, logged.
+ */
+export const MAX_LIST_SCHEMA_CHARS = 1024 * 1024;
 /** Longest run of compiling before the event loop gets a turn. */
 const SLICE_MS = 20;
 
 /**
  * Declare the tools of one list a server gave (see {@link adaptTool}), each schema compiled by one
  * compiler made for this list, giving the event loop a turn between tools. A tool over the limits
- * above, or whose declaration cannot be used, is left out, logged; the others are kept.
+ * above (its own, or the listing's once the tools before it used it up), or whose declaration
+ * cannot be used, is left out, logged; the others are kept.
  * @param server the connection the tools are called through.
  * @param list the server's tool list.
  * @param logger where tools left out are said.
@@ -41,12 +49,18 @@ export async function adaptToolList(
     );
   }
   let sliceStart = performance.now();
+  let spent = 0;
   for (const tool of list.slice(0, MAX_TOOLS_PER_SERVER)) {
     if (performance.now() - sliceStart > SLICE_MS) {
       await new Promise((resolve) => setImmediate(resolve));
       sliceStart = performance.now();
     }
-    const problem = limitBroken(tool);
+    const size = schemaChars(tool);
+    let problem = limitBroken(tool, size);
+    if (problem === undefined && spent + size > MAX_LIST_SCHEMA_CHARS) {
+      problem = `the server's schemas before it take ${spent} characters, and with it more than the ${MAX_LIST_SCHEMA_CHARS} vaultd compiles for one listing`;
+    }
+    if (problem === undefined) spent += size;
     if (problem !== undefined) {
       logger.warn(
         { server: name, tool: String(tool.name).slice(0, MAX_TOOL_NAME) },
@@ -66,16 +80,20 @@ export async function adaptToolList(
   return out;
 }
 
-function limitBroken(tool: McpTool): string | undefined {
+/** Characters of a tool's input and output schemas as JSON; NaN when they are nested too deep. */
+function schemaChars(tool: McpTool): number {
+  try {
+    return JSON.stringify(tool.inputSchema).length + JSON.stringify(tool.outputSchema ?? {}).length;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+function limitBroken(tool: McpTool, size: number): string | undefined {
   if (typeof tool.name !== 'string' || tool.name.length > MAX_TOOL_NAME) {
     return `its name is longer than ${MAX_TOOL_NAME} characters`;
   }
-  let size: number;
-  try {
-    size = JSON.stringify(tool.inputSchema).length + JSON.stringify(tool.outputSchema ?? {}).length;
-  } catch {
-    return 'its schemas are nested too deep';
-  }
+  if (Number.isNaN(size)) return 'its schemas are nested too deep';
   return size > MAX_SCHEMA_CHARS
     ? `its schemas take ${size} characters, more than the ${MAX_SCHEMA_CHARS} vaultd compiles`
     : undefined;

@@ -607,6 +607,31 @@ describe('mcp pack against a hostile server', { timeout: 120_000 }, () => {
     }
   });
 
+  it('compiles at most 1 MiB of schemas a listing: the tools past it are left out', async () => {
+    // Each under the 32 KiB a tool may take, together over what one listing may: a server that
+    // listed a thousand such tools, and said every second that its list changed, kept the main
+    // thread compiling.
+    // The server's tools, as test/fixtures/mcp/hostile-server.mjs makes them.
+    const schema = {
+      type: 'object',
+      properties: { p: { type: 'string', description: 'x'.repeat(30_000) } },
+    };
+    const size = JSON.stringify(schema).length + JSON.stringify({}).length;
+    const kept = Math.floor((1024 * 1024) / size);
+    assert.ok(kept > 30 && kept < 40, `${kept} of 40 fit`);
+    const { registry, host } = await hostWith(dir, {
+      h: hostile([], {}, { env: { HOSTILE_PADDED_TOOLS: '40:30000' } }),
+    });
+    try {
+      const listed = registry.names().filter((n) => n.startsWith('h_big'));
+      assert.equal(listed.length, kept);
+      assert.equal(registry.has(`h_big${kept - 1}`), true);
+      assert.equal(registry.has(`h_big${kept}`), false);
+    } finally {
+      await host.stop();
+    }
+  });
+
   it('sends nothing more to a stdio server that stops reading, once 16 MiB wait in its input', async () => {
     const { host, executor } = await hostWith(dir, {
       h: hostile(
