@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { readdir, readFile, readlink, writeFile } from 'node:fs/promises';
+import { chmod, readdir, readFile, readlink, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
@@ -162,6 +162,24 @@ describe('vaultd run: a daemon child process on a temp vault', () => {
     const done = await vault.read('Done', 'edit.md');
     assert.match(done, /A line the human typed meanwhile\./);
     assert.equal(resultsOf(done)[0]?.content, 'slow');
+    // Nothing is left in In_Progress/: no claimed copy, no temp file of a write.
+    const left = await readdir(join(vault.root, 'In_Progress'));
+    assert.deepEqual(
+      left.filter((name) => name.includes('edit')),
+      [],
+    );
+  });
+
+  it('keeps the mode a human gives the note while a slow call runs', async () => {
+    // A chmod changes neither the size nor the modification time, so the note is not read again:
+    // the new file that replaces it must take the mode it has just before the write, not the one
+    // it had when it was read.
+    await vault.drop('mode.md', note('Mode', callBlock('slow_echo', { text: 'slow', ms: 1000 })));
+    const path = await waitFor(() => claimedPath(vault, 'mode.md'));
+    await chmod(path, 0o640);
+    await inFolder('mode.md', 'Done');
+    assert.equal((await stat(join(vault.root, 'Done', 'mode.md'))).mode & 0o777, 0o640);
+    assert.equal(resultsOf(await vault.read('Done', 'mode.md'))[0]?.content, 'slow');
   });
 
   it('never evaluates ---js front-matter and fails the note without running its calls', async () => {
