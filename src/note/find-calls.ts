@@ -264,7 +264,7 @@ class BlockScanner {
 
 /**
  * 28 bits of a derived id (`call_` and 12 hex digits), its 6th to 12th characters read as hex: a
- * small integer, which a Map keeps without a pointer.
+ * small integer, kept in {@link FirstCalls}' typed array.
  */
 function idBits(id: string): number {
   let bits = 0;

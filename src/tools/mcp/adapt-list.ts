@@ -18,8 +18,8 @@ export const MAX_SCHEMA_CHARS = 32 * 1024;
 /**
  * Characters of schemas compiled for one listing, all tools together: a server listing a
  * thousand tools of 32 KiB each, and saying every second that its list changed, held the main
- * thread for up to 100 s a listing (a 32 KiB schema compiles in up to 0.1 s). Real servers list far less (a hundred
- * tools of a few KiB); a tool past this is left out, logged.
+ * thread for up to 100 s a listing (a 32 KiB schema compiles in up to 0.1 s). Real servers list
+ * far less (a hundred tools of a few KiB); a tool past this is left out, logged.
  */
 export const MAX_LIST_SCHEMA_CHARS = 1024 * 1024;
 /** Longest run of compiling before the event loop gets a turn. */
@@ -56,11 +56,7 @@ export async function adaptToolList(
       sliceStart = performance.now();
     }
     const size = schemaChars(tool);
-    let problem = limitBroken(tool, size);
-    if (problem === undefined && spent + size > MAX_LIST_SCHEMA_CHARS) {
-      problem = `the server's schemas before it take ${spent} characters, and with it more than the ${MAX_LIST_SCHEMA_CHARS} vaultd compiles for one listing`;
-    }
-    if (problem === undefined) spent += size;
+    const problem = limitBroken(tool, size, spent);
     if (problem !== undefined) {
       logger.warn(
         { server: name, tool: String(tool.name).slice(0, MAX_TOOL_NAME) },
@@ -68,6 +64,7 @@ export async function adaptToolList(
       );
       continue;
     }
+    spent += size;
     try {
       out.push(adaptTool(server, tool, compile));
     } catch (error) {
@@ -89,12 +86,20 @@ function schemaChars(tool: McpTool): number {
   }
 }
 
-function limitBroken(tool: McpTool, size: number): string | undefined {
+/**
+ * Why a tool is left out, if it is: its name, its schemas' size (`size`), or the listing's schemas
+ * with it (`spent` by the tools before it).
+ */
+function limitBroken(tool: McpTool, size: number, spent: number): string | undefined {
   if (typeof tool.name !== 'string' || tool.name.length > MAX_TOOL_NAME) {
     return `its name is longer than ${MAX_TOOL_NAME} characters`;
   }
   if (Number.isNaN(size)) return 'its schemas are nested too deep';
-  return size > MAX_SCHEMA_CHARS
-    ? `its schemas take ${size} characters, more than the ${MAX_SCHEMA_CHARS} vaultd compiles`
-    : undefined;
+  if (size > MAX_SCHEMA_CHARS) {
+    return `its schemas take ${size} characters, more than the ${MAX_SCHEMA_CHARS} vaultd compiles`;
+  }
+  if (spent + size > MAX_LIST_SCHEMA_CHARS) {
+    return `the server's schemas before it take ${spent} characters, and with it more than the ${MAX_LIST_SCHEMA_CHARS} vaultd compiles for one listing`;
+  }
+  return undefined;
 }

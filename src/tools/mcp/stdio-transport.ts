@@ -5,7 +5,7 @@ import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { killByEnvironment } from '../../execute/environ-sweep.ts';
+import { killByEnvironment } from '../../execute/proc-sweep.ts';
 import { signalGroup } from '../../execute/exec.ts';
 
 /**

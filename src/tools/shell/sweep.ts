@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { killProcessesWhose } from '../../execute/proc-sweep.ts';
 
 /**
  * Kill (SIGKILL) every process whose command line holds a sandbox's tag. A sandbox killed in its
@@ -7,34 +7,9 @@ import { readdir, readFile } from 'node:fs/promises';
  * @param tags the tags of the sandboxes just killed.
  * @returns how many processes were killed.
  */
-export async function killTagged(tags: readonly string[]): Promise<number> {
-  if (tags.length === 0) return 0;
-  let entries: string[];
-  try {
-    entries = await readdir('/proc');
-  } catch {
-    return 0;
-  }
-  let killed = 0;
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    const pid = Number(entry);
-    if (pid === process.pid) continue;
-    let cmdline: string;
-    try {
-      cmdline = await readFile(`/proc/${entry}/cmdline`, 'latin1');
-    } catch {
-      continue; // gone meanwhile
-    }
-    if (!tags.some((tag) => cmdline.includes(tag))) continue;
-    try {
-      process.kill(pid, 'SIGKILL');
-      killed += 1;
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return killed;
+export function killTagged(tags: readonly string[]): Promise<number> {
+  if (tags.length === 0) return Promise.resolve(0);
+  return killProcessesWhose('cmdline', (cmdline) => tags.some((tag) => cmdline.includes(tag)));
 }
 
 /** How often a killed sandbox's tag is swept for until its command has been reaped. */
