@@ -100,6 +100,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     ledger: { ...config.ledger, replay_window_ms: replayMs, retention_ms: retentionMs },
   });
   ENV_VALUES.set(loaded, [...substituted.envValues]);
+  if (file !== undefined) CONFIG_FILES.set(loaded, file);
   return loaded;
 }
 
@@ -122,6 +123,17 @@ const ENV_VALUES = new WeakMap<Config, readonly string[]>();
  */
 export function envValuesOf(config: Config): readonly string[] {
   return ENV_VALUES.get(config) ?? [];
+}
+
+const CONFIG_FILES = new WeakMap<Config, string>();
+
+/**
+ * The file a config was loaded from (absolute), for keeping it out of the tools' reach.
+ * @param config a config returned by {@link loadConfig}.
+ * @returns undefined for a config made without a file.
+ */
+export function configFileOf(config: Config): string | undefined {
+  return CONFIG_FILES.get(config);
 }
 
 function isMapping(value: unknown): value is Raw {

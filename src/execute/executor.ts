@@ -439,6 +439,8 @@ export class Executor {
     const vault = this.#options.vault;
     this.#access ??= createVaultAccess({
       roots: vault === undefined ? [] : [{ name: 'vault', path: vault, writable: true }],
+      protectedForWrite: this.#options.protectedPaths?.write ?? [],
+      protectedForRead: this.#options.protectedPaths?.read ?? [],
     });
     return this.#access;
   }

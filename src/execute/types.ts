@@ -45,6 +45,14 @@ export interface ExecutorOptions {
   /** Absolute path of the vault, handed to tools as `ctx.vault`. */
   readonly vault?: string;
   /**
+   * What the file access of a tool outside any pack refuses (vaultd's folders, state, config):
+   * a pack's tools get the pack host's access instead. Default: nothing.
+   */
+  readonly protectedPaths?: {
+    readonly write: readonly string[];
+    readonly read: readonly string[];
+  };
+  /**
    * A tool's config, file access and limits (the daemon takes them from the tool's pack); without
    * it `toolConfig` gives the config and the vault is the only root.
    */

@@ -104,6 +104,15 @@ export interface FileRoot {
 export interface VaultAccess {
   readonly roots: readonly FileRoot[];
   /**
+   * What no tool may write or read whatever the roots say, on real paths (vaultd's folders, state,
+   * config file and plugins): a sandbox that shows the file system by path hides or freezes these.
+   * Absent on an access that protects nothing.
+   */
+  readonly protectedPaths?: {
+    readonly write: readonly string[];
+    readonly read: readonly string[];
+  };
+  /**
    * Resolve a path an agent gave (relative to the first root, or absolute inside a root).
    * @throws ToolError `PERMISSION_DENIED` outside the roots or on a protected path, `INVALID_PARAMS`
    *   for a path that is not one (empty, NUL or control characters).

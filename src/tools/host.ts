@@ -8,7 +8,7 @@ import type { PackContext, PackHandle, PackRoot, ToolPack } from '../protocol/pa
 import type { ToolRegistry } from '../protocol/registry.ts';
 import type { JsonSchema, RateLimit, Tool, VaultAccess } from '../protocol/types.ts';
 import { createVaultAccess, type SharedAccess } from '../vault/access.ts';
-import { protectedForWrite } from '../vault/protected.ts';
+import { protectedForRead, protectedForWrite, vaultdFilesOf } from '../vault/protected.ts';
 import { BUILTIN_PACKS } from './index.ts';
 import type { VaultLayout } from '../vault/layout.ts';
 
@@ -290,14 +290,15 @@ export class PackHost {
     const controller = new AbortController();
     const stateDir = join(layout.state, 'packs', pack.name);
     const vaultRoot: PackRoot = { name: 'vault', path: layout.root, writable: true };
+    const own = vaultdFilesOf(this.#config);
     const access = async (
       roots: readonly PackRoot[] = [],
       options: { vault?: boolean } = {},
     ): Promise<SharedAccess> =>
       createVaultAccess({
         roots: [...(options.vault === false ? [] : [vaultRoot]), ...roots],
-        protectedForWrite: protectedForWrite(layout),
-        protectedForRead: [layout.state],
+        protectedForWrite: protectedForWrite(layout, own),
+        protectedForRead: protectedForRead(layout, own),
       });
     let files = await access();
     const ctx: PackContext = {

@@ -15,9 +15,9 @@ export interface RootSpec {
 export interface AccessOptions {
   /** The roots; relative paths resolve against the first. */
   readonly roots: readonly RootSpec[];
-  /** Paths (folders or files) no tool may write: vaultd's own folders and state. */
+  /** Paths (folders or files) no tool may write: vaultd's own folders, state, config, plugins. */
   readonly protectedForWrite?: readonly string[];
-  /** Paths no tool may read: vaultd's state (`.vaultd/`). */
+  /** Paths no tool may read: vaultd's state (`.vaultd/`), its config file, `/etc/vaultd`. */
   readonly protectedForRead?: readonly string[];
 }
 
@@ -64,8 +64,13 @@ export async function createVaultAccess(options: AccessOptions): Promise<SharedA
   const tops = roots.flatMap((r, i) => [r.path, resolve(options.roots[i]?.path ?? r.path)]);
   const noWrite = await Promise.all((options.protectedForWrite ?? []).map(realOrResolved));
   const noRead = await Promise.all((options.protectedForRead ?? []).map(realOrResolved));
+  const protectedPaths = Object.freeze({
+    write: Object.freeze([...noWrite]),
+    read: Object.freeze([...noRead]),
+  });
   const make = (onChanged: (path: string) => void): SharedAccess => ({
     roots,
+    protectedPaths,
     async resolve(input, mode) {
       if (typeof input !== 'string' || input.trim() === '') {
         throw new ToolError('INVALID_PARAMS', 'the path is empty: give a path inside the vault');
@@ -96,7 +101,7 @@ export async function createVaultAccess(options: AccessOptions): Promise<SharedA
       if (blocked !== undefined) {
         throw new ToolError(
           'PERMISSION_DENIED',
-          `${input} is in ${relativeTo(root, blocked)}, which belongs to vaultd (or the editor) and no tool may ${mode === 'write' ? 'change' : 'read'}`,
+          `${input} is ${real === blocked ? '' : 'in '}${relativeTo(root, blocked)}, which belongs to vaultd (or the editor) and no tool may ${mode === 'write' ? 'change' : 'read'}`,
         );
       }
       if (mode === 'write') {
@@ -184,7 +189,8 @@ function relativeTo(root: FileRoot, path: string): string {
 }
 
 async function realOrResolved(path: string): Promise<string> {
-  return (await realPathOf(resolve(path))).real;
+  // A protected path vaultd cannot resolve (a folder it may not search) is kept as written.
+  return (await realPathOf(resolve(path)).catch(() => ({ real: resolve(path) }))).real;
 }
 
 /**

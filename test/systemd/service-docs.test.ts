@@ -113,7 +113,11 @@ describe('docs/service.md tells the truth', () => {
       );
       const files = etc.filter((l) => /\/etc\/vaultd\/vaultd\.(yaml|env)/.test(l));
       assert.equal(files.length, 2, files.join('\n'));
-      for (const l of files) assert.match(l, /install -m 0640 -o root -g vaultd /);
+      // The config is the service user's to read; the secrets are root's, read by systemd.
+      for (const l of files) {
+        if (l.includes('vaultd.yaml')) assert.match(l, /install -m 0640 -o root -g vaultd /);
+        else assert.match(l, /install -m 0600 -o root -g root /);
+      }
       assert.ok(
         lines.some((l) =>
           l.includes('sudo -u vaultd vaultd init --config /etc/vaultd/vaultd.yaml'),
@@ -162,7 +166,7 @@ describe('walking the install steps of docs/service.md as an unprivileged servic
     const config = join(root, 'etc/vaultd/vaultd.yaml');
     assert.equal(statSync(join(root, 'etc/vaultd')).mode & 0o777, 0o750);
     assert.equal(statSync(config).mode & 0o777, 0o640);
-    assert.equal(statSync(join(root, 'etc/vaultd/vaultd.env')).mode & 0o777, 0o640);
+    assert.equal(statSync(join(root, 'etc/vaultd/vaultd.env')).mode & 0o777, 0o600);
     // The sudoedit step: point the config at the vault.
     const vault = join(root, 'var/lib/vaultd/vault');
     await writeFile(

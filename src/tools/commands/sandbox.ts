@@ -51,9 +51,9 @@ export async function sandboxed(
     who: 'sandboxed commands',
     key: 'tools.commands.run_as',
   });
-  // The whole system is shown read-only, the vault with it: vaultd's state is hidden wherever the
-  // working directory is, not only when it holds the vault.
-  const mounts = await vaultMounts(cwd, files, sandbox.paths, true);
+  // The whole system is shown read-only, the vault with it: vaultd's state, config and secrets are
+  // hidden wherever the working directory is, not only when it holds the vault.
+  const mounts = await vaultMounts(cwd, files, sandbox.paths, true, sandbox.runAs);
   return [
     ...dropUserArgv(sandbox.runAs),
     BWRAP,

@@ -1,5 +1,5 @@
 import { link, rename, rm, rmdir, unlink } from 'node:fs/promises';
-import { basename, dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { defineTool } from '../../protocol/define-tool.ts';
 import { ToolError } from '../../protocol/errors.ts';
 import { toolOutput } from '../../protocol/output.ts';
@@ -257,7 +257,18 @@ export const moveFile = defineTool<TwoPaths>({
       );
     }
     await destinationState(config, dest, to, overwrite);
-    if (stat.isDirectory()) await checkTreeWritable(ctx.files, src.path, from, config.maxVisited);
+    if (stat.isDirectory()) {
+      const moved: string[] = [];
+      await checkTreeWritable(ctx.files, src.path, from, config.maxVisited, (e) =>
+        moved.push(e.relative),
+      );
+      // Where each entry lands must be writable too: a folder moved into place could otherwise
+      // put a file at a protected path below it (vaultd's config in `setup/`, written as
+      // `tmp/vaultd.yaml` and moved with `tmp` to `setup`).
+      for (const relative of moved) {
+        await ctx.files.resolve(join(dest.path, ...relative.split('/')), 'write');
+      }
+    }
     try {
       await inParents(src.path, dest.path, async (ds, dd) => {
         const a = ds.entry(basename(src.path));

@@ -2,6 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ToolError } from '../../protocol/errors.ts';
 import type { VaultAccess } from '../../protocol/types.ts';
+import { isInside } from '../../vault/access.ts';
 import { pinDir } from './pinned.ts';
 
 /** One entry met by {@link walk}. */
@@ -76,6 +77,10 @@ export async function walk(
             : d.isFile()
               ? 'file'
               : 'other';
+        // A file no tool may read (vaultd's config file) is left out of listings and searches, as
+        // its state folder is; on the path as listed, which is real below the resolved start.
+        if (options.mode === 'read' && files.protectedPaths?.read.some((p) => isInside(path, p)))
+          continue;
         // A link is checked as a folder entry, never through its target: removing or moving a
         // link that points out of the roots touches only the link.
         if (type === 'directory' || (options.mode === 'write' && type !== 'symlink')) {

@@ -1,7 +1,8 @@
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { defineTool } from '../../protocol/define-tool.ts';
 import { ToolError } from '../../protocol/errors.ts';
 import type { Effects, PreviewBasis, Tool, VaultAccess } from '../../protocol/types.ts';
+import { isInside } from '../../vault/access.ts';
 import { gitShapedFolderIn } from '../../vault/git-folders.ts';
 import { readGitConfig } from './config.ts';
 import {
@@ -51,24 +52,25 @@ const CHECKOUT_LIST_MAX_BYTES = 32 * 1024 * 1024;
  * there: a path it adds or changes that names a `HEAD`, or lies in a folder holding one (the rule
  * the file tools follow, see {@link gitShapedFolderIn}). A branch whose tree holds a bare
  * repository's shape (`HEAD`, `objects/`, `refs/`, `config`, `hooks/`) would otherwise become a
- * repository a person's git uses, with the config and hooks the branch's author wrote.
+ * repository a person's git uses, with the config and hooks the branch's author wrote. Also refuse
+ * one that would add, change or remove anything in a path no tool may change (vaultd's folders,
+ * config file and plugins, `.obsidian/`, `Dashboard.md`): a vault kept in git (the obsidian-git
+ * plugin commits everything) has all of them in its history, and checking out an old commit
+ * would rewrite `Done/`, bring back decided notes in `Approved/` or an older config.
  * @param session the repository.
  * @param target the full hash of the commit checked out.
+ * @param files the call's access, which knows the protected paths.
  */
-async function checkCheckoutPaths(session: GitSession, target: string): Promise<void> {
+async function checkCheckoutPaths(
+  session: GitSession,
+  target: string,
+  files: VaultAccess,
+): Promise<void> {
   const head = await runGit(session, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']);
+  // Every path the checkout adds, changes or removes, with git's letter for what happens to it.
   const argv =
     head.exitCode === 0
-      ? [
-          'diff-tree',
-          '-r',
-          '-z',
-          '--name-only',
-          '--no-renames',
-          '--diff-filter=d',
-          head.stdout.trim(),
-          target,
-        ]
+      ? ['diff-tree', '-r', '-z', '--name-status', '--no-renames', head.stdout.trim(), target]
       : ['ls-tree', '-r', '-z', '--name-only', target];
   const out = await mustGit(session, argv, 'cannot list the files the checkout changes', {
     maxOutputBytes: CHECKOUT_LIST_MAX_BYTES,
@@ -79,11 +81,32 @@ async function checkCheckoutPaths(session: GitSession, target: string): Promise<
       `the checkout changes more files than vaultd checks (a list over ${CHECKOUT_LIST_MAX_BYTES} bytes); switch in smaller steps or outside vaultd`,
     );
   }
+  const fields = out.stdout.split('\0');
+  const changes: { path: string; removed: boolean }[] = [];
+  if (head.exitCode === 0) {
+    for (let i = 0; i + 1 < fields.length; i += 2) {
+      changes.push({ path: fields[i + 1] as string, removed: fields[i] === 'D' });
+    }
+  } else {
+    for (const path of fields) if (path !== '') changes.push({ path, removed: false });
+  }
   const { worktree } = session.repo;
+  const guarded = files.protectedPaths?.write ?? [];
   const known = new Map<string, boolean>();
-  for (const path of out.stdout.split('\0')) {
+  for (const { path, removed } of changes) {
     if (path === '') continue;
-    const shaped = await gitShapedFolderIn(join(worktree, ...path.split('/')), worktree, known);
+    const absolute = join(worktree, ...path.split('/'));
+    // git writes no file through a link in the tree, so the path as named is where it writes.
+    const owned = guarded.find((p) => isInside(absolute, p));
+    if (owned !== undefined) {
+      throw new ToolError(
+        'PERMISSION_DENIED',
+        `the checkout would ${removed ? 'remove' : 'write'} ${path}, in ${relative(worktree, owned).split(sep).join('/')} of the repository, which belongs to vaultd (or the editor) and no tool may change; nothing was checked out`,
+        { data: { reason: 'protected' } },
+      );
+    }
+    if (removed) continue;
+    const shaped = await gitShapedFolderIn(absolute, worktree, known);
     if (shaped === undefined) continue;
     throw new ToolError(
       'PERMISSION_DENIED',
@@ -190,7 +213,7 @@ export function writeTools(holder: RuntimeHolder): Tool[] {
       const isBranch =
         /^[A-Za-z0-9_][A-Za-z0-9._/-]*$/.test(ref) && (await branchExists(session, ref));
       const target = await resolveCommit(session, isBranch ? `refs/heads/${ref}` : ref);
-      await checkCheckoutPaths(session, target);
+      await checkCheckoutPaths(session, target, ctx.files);
       const argv = isBranch
         ? ['switch', '--no-guess', '--no-recurse-submodules', '--quiet', '--end-of-options', ref]
         : ['switch', '--detach', '--no-recurse-submodules', '--quiet', '--end-of-options', target];

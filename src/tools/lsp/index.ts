@@ -1,3 +1,6 @@
+import { isInside } from '../../vault/access.ts';
+import { isSystemPath } from '../sandbox/system-view.ts';
+import { secretMounts, vaultMountArgs } from '../sandbox/vault-mounts.ts';
 import type { PackHandle, ToolPack } from '../../protocol/pack.ts';
 import { lspConfigSchema, readLspConfig } from './config.ts';
 import { ServerPool } from './pool.ts';
@@ -25,7 +28,17 @@ export const lspPack: ToolPack = {
     const config = readLspConfig(ctx.config);
     const files = await ctx.access(config.roots);
     const roots = files.roots.map((root) => root.path);
-    const runtime: LspRuntime = { config, pool: new ServerPool(config, roots, ctx.logger) };
+    // What a sandboxed server is shown (the system folders, the roots) minus vaultd's own files.
+    const secrets = await secretMounts(
+      files,
+      (path) => isSystemPath(path) || roots.some((root) => isInside(path, root)),
+      config.runAs,
+    );
+    const hidden = vaultMountArgs({ ...secrets, readOnly: [] });
+    const runtime: LspRuntime = {
+      config,
+      pool: new ServerPool(config, roots, ctx.logger, hidden),
+    };
     const tools = createLspTools(() => runtime);
     return {
       tools: () => tools,

@@ -25,6 +25,7 @@ interface Backoff {
 export class ServerPool {
   readonly #config: LspConfig;
   readonly #roots: readonly string[];
+  readonly #hidden: readonly string[];
   readonly #logger: Logger;
   readonly #servers = new Map<string, LanguageServer>();
   readonly #backoff = new Map<string, Backoff>();
@@ -35,10 +36,17 @@ export class ServerPool {
    * @param config the pack's config.
    * @param roots the pack's roots (absolute, real), which sandboxed servers see.
    * @param logger for the servers' lives.
+   * @param hidden bwrap arguments hiding vaultd's own files from sandboxed servers.
    */
-  constructor(config: LspConfig, roots: readonly string[], logger: Logger) {
+  constructor(
+    config: LspConfig,
+    roots: readonly string[],
+    logger: Logger,
+    hidden: readonly string[] = [],
+  ) {
     this.#config = config;
     this.#roots = roots;
+    this.#hidden = hidden;
     this.#logger = logger;
     this.#sweep = setInterval(
       () => this.#stopIdle(),
@@ -150,6 +158,7 @@ export class ServerPool {
       config: this.#config,
       initializationOptions,
       roots: this.#roots,
+      hidden: this.#hidden,
       logger: this.#logger,
       onExit: (s, reason) => this.#crashed(key, s, reason),
     });

@@ -15,6 +15,7 @@ import { isSystemPath, systemViewArgs } from '../sandbox/system-view.ts';
  * @param env its whole environment.
  * @param programs more files the server runs (the TypeScript it is given), shown like its own.
  * @param shown more folders to show as they are (`sandbox_paths`).
+ * @param hidden bwrap arguments that hide vaultd's own files among those (see `secretMounts`).
  */
 export function sandboxArgs(
   argv: readonly string[],
@@ -23,6 +24,7 @@ export function sandboxArgs(
   env: Readonly<Record<string, string>>,
   programs: readonly string[] = [],
   shown: readonly string[] = [],
+  hidden: readonly string[] = [],
 ): string[] {
   // The installation each program path belongs to, unless a system folder holds it: the
   // `node_modules` folder it is in (its packages and theirs); else, for a program in a `bin`
@@ -50,6 +52,7 @@ export function sandboxArgs(
     '/tmp',
     ...[...installs].flatMap((path) => ['--ro-bind', path, path]),
     ...roots.flatMap((root) => ['--ro-bind', root, root]),
+    ...hidden,
     '--chdir',
     cwd,
     '--unshare-all',

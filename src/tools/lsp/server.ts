@@ -54,6 +54,8 @@ export interface LanguageServerOptions {
   readonly initializationOptions: Readonly<Record<string, unknown>>;
   /** The pack's roots (absolute, real): what a sandboxed server sees besides the system. */
   readonly roots: readonly string[];
+  /** bwrap arguments hiding vaultd's state, config and secrets from a sandboxed server. */
+  readonly hidden?: readonly string[];
   readonly logger: Logger;
   /** Told once when the process ends without {@link LanguageServer.stop} having been called. */
   readonly onExit: (server: LanguageServer, reason: string) => void;
@@ -123,6 +125,7 @@ export class LanguageServer {
             env,
             [command.real, ...tsserverOf(options)],
             server.sandboxPaths,
+            options.hidden,
           ),
         ]
       : argv;

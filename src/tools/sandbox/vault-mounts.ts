@@ -1,9 +1,13 @@
-import { lstat, readdir, realpath, stat } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
+import { chmod, lstat, mkdtemp, readdir, realpath, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ToolError } from '../../protocol/errors.ts';
 import type { PackContext } from '../../protocol/pack.ts';
 import type { VaultAccess } from '../../protocol/types.ts';
 import { isInside } from '../../vault/access.ts';
+import { runsAsRoot, type RunAs } from './run-as.ts';
+import { isSystemPath } from './system-view.ts';
 
 /** Where vaultd keeps what no sandboxed command may change. */
 export interface VaultPaths {
@@ -15,9 +19,18 @@ export interface VaultPaths {
 
 /** What a sandbox with a writable working directory mounts over it to protect vaultd. */
 export interface VaultMounts {
-  /** Folders replaced by an empty read-only tmpfs (vaultd's state). */
+  /**
+   * Folders inside the working directory bound onto themselves, writable, before the mounts below
+   * them: a mount point cannot be renamed or removed, which pins the way to a protected path.
+   */
+  readonly pin?: readonly string[];
+  /** Folders replaced by an empty read-only tmpfs (vaultd's state, `/etc/vaultd`). */
   readonly hide: readonly string[];
-  /** Paths mounted read-only again (the vault's entries no tool may write). */
+  /** Files replaced by an empty one (read-only): vaultd's config file. */
+  readonly blank: readonly string[];
+  /** The empty file bound over them (see {@link emptyFile}); set when `blank` is not empty. */
+  readonly empty?: string;
+  /** Paths mounted read-only again (the vault's entries no tool may write, vaultd's plugins). */
   readonly readOnly: readonly string[];
 }
 
@@ -36,48 +49,171 @@ export async function vaultPaths(
 }
 
 /**
- * The mounts that keep vaultd's files out of reach when a sandbox's writable working directory
- * holds the vault: its state folder hidden, and every entry at the vault's top level that a tool
- * may not write (`Done/`, `Approved/`, `.obsidian/`, `Dashboard.md`…, from the vault's protected
- * paths) read-only. Nothing when the working directory is inside the vault, not above it (the
- * state folder is then out of sight), unless `stateVisible`.
+ * The mounts that keep vaultd's files out of reach of a sandbox whose working directory is
+ * writable:
+ * - what no tool may read (vaultd's state, its config file, `/etc/vaultd` where the service keeps
+ *   its secrets), wherever the sandbox shows it: a folder hidden under an empty tmpfs, a file
+ *   replaced by an empty one;
+ * - every entry at the vault's top level that a tool may not write (`Done/`, `Approved/`,
+ *   `.obsidian/`, `Dashboard.md`…) read-only when the working directory holds the vault, and any
+ *   other protected path inside the working directory (vaultd's config file or plugins kept in a
+ *   folder of the vault) read-only too.
+ * Paths the sandbox's user cannot reach are left alone: it cannot read them anyway, and bwrap
+ * cannot mount over them.
  * @param cwd the working directory (absolute, real).
  * @param files the tool's roots, which know the protected paths.
  * @param paths the vault and its state folder.
- * @param stateVisible the sandbox shows the whole file system (read-only): the state folder is
- *   hidden wherever the working directory is.
+ * @param everything the sandbox shows the whole file system (read-only), not only the system
+ *   folders and the working directory.
+ * @param runAs the user the sandbox runs as when vaultd runs as root.
  */
 export async function vaultMounts(
   cwd: string,
   files: VaultAccess,
   paths: VaultPaths,
-  stateVisible = false,
+  everything = false,
+  runAs?: RunAs,
 ): Promise<VaultMounts> {
-  const hide: string[] = [];
-  const readOnly: string[] = [];
-  const holdsVault = isInside(paths.vault, cwd);
-  if ((holdsVault || stateVisible) && (await exists(paths.state))) hide.push(paths.state);
-  if (holdsVault) {
+  const { hide, blank, empty } = await secretMounts(
+    files,
+    (path) => everything || isInside(path, cwd) || isSystemPath(path),
+    runAs,
+    paths.state,
+  );
+  const covered = (path: string): boolean => [...hide, ...blank].some((p) => isInside(path, p));
+  const readOnly = new Set<string>();
+  if (isInside(paths.vault, cwd)) {
     for (const name of await readdir(paths.vault)) {
       const path = join(paths.vault, name);
-      if (path === paths.state) continue;
       const info = await lstat(path).catch(() => undefined);
       if (info === undefined || info.isSymbolicLink()) continue;
-      if (await refusedForWrite(files, path)) readOnly.push(await realpath(path));
+      if (await refusedForWrite(files, path)) readOnly.add(await realpath(path));
     }
   }
-  return { hide, readOnly };
+  for (const path of files.protectedPaths?.write ?? []) {
+    if (path === cwd || !isInside(path, cwd)) continue;
+    const info = await lstat(path).catch(() => undefined);
+    if (info === undefined || info.isSymbolicLink()) continue;
+    readOnly.add(path);
+  }
+  // A folder between the working directory and a protected path is itself made a mount (of
+  // itself, still writable): a mount point cannot be renamed or removed, so `mv setup old; mkdir
+  // setup` cannot put a file of the command's at the protected path once the sandbox is gone.
+  const pin = new Set<string>();
+  for (const path of [...readOnly, ...hide, ...blank]) {
+    if (!isInside(path, cwd)) continue;
+    for (let at = dirname(path); at !== cwd && isInside(at, cwd); at = dirname(at)) pin.add(at);
+  }
+  // What the sandbox's user cannot reach it cannot change either, and bwrap cannot mount there.
+  const frozen: string[] = [];
+  for (const path of [...readOnly].sort()) {
+    if (!covered(path) && (await reachable(path, runAs))) frozen.push(path);
+  }
+  const pinned: string[] = [];
+  for (const path of [...pin].sort()) if (await reachable(path, runAs)) pinned.push(path);
+  return {
+    pin: pinned,
+    hide,
+    blank,
+    ...(empty === undefined ? {} : { empty }),
+    readOnly: frozen,
+  };
+}
+
+/**
+ * The mounts that hide what no tool may read (vaultd's state, config file, `/etc/vaultd`) where a
+ * sandbox would show it: a folder under an empty tmpfs, a file replaced by an empty one. Paths the
+ * sandbox's user cannot reach are left alone (it cannot read them, and bwrap cannot mount there).
+ * @param files the tool's access, which knows the paths protected for reading.
+ * @param shown whether the sandbox shows a path.
+ * @param runAs the user the sandbox runs as when vaultd runs as root.
+ * @param state vaultd's state folder, when the access may not list it.
+ */
+export async function secretMounts(
+  files: VaultAccess,
+  shown: (path: string) => boolean,
+  runAs: RunAs | undefined,
+  state?: string,
+): Promise<Pick<VaultMounts, 'hide' | 'blank' | 'empty'>> {
+  const hide: string[] = [];
+  const blank: string[] = [];
+  const secret = new Set([
+    ...(state === undefined ? [] : [state]),
+    ...(files.protectedPaths?.read ?? []),
+  ]);
+  // Sorted, a folder comes before what it holds, which it then hides already.
+  for (const path of [...secret].sort()) {
+    if (!shown(path) || [...hide, ...blank].some((p) => isInside(path, p))) continue;
+    const info = await stat(path).catch(() => undefined);
+    if (info === undefined || !(await reachable(path, runAs))) continue;
+    if (info.isDirectory()) hide.push(path);
+    else blank.push(path);
+  }
+  return blank.length === 0 ? { hide, blank } : { hide, blank, empty: await emptyFile() };
+}
+
+let emptyDir: string | undefined;
+
+/**
+ * An empty read-only file anyone can read, to bind over a file a sandbox must not read. Not
+ * `/dev/null`: a device node bound in a user namespace cannot be opened (nodev). Made once per
+ * process in a folder of its own under the temp folder, and made again when a cleaner removed it.
+ */
+export async function emptyFile(): Promise<string> {
+  if (emptyDir !== undefined) {
+    const info = await lstat(join(emptyDir, 'empty')).catch(() => undefined);
+    if (info?.isFile() === true && info.size === 0) return join(emptyDir, 'empty');
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'vaultd-empty-'));
+  await chmod(dir, 0o755);
+  await writeFile(join(dir, 'empty'), '', { mode: 0o444 });
+  await chmod(join(dir, 'empty'), 0o444);
+  if (emptyDir === undefined) {
+    process.once('exit', () => {
+      if (emptyDir !== undefined) rmSync(emptyDir, { recursive: true, force: true });
+    });
+  }
+  emptyDir = dir;
+  return join(dir, 'empty');
 }
 
 /**
  * The bwrap arguments for {@link VaultMounts}; they come after the working directory's `--bind`.
  * @param mounts what to hide and keep read-only.
  */
-export function vaultMountArgs(mounts: VaultMounts): string[] {
+export function vaultMountArgs(
+  mounts: Omit<VaultMounts, 'blank'> & { readonly blank?: readonly string[] },
+): string[] {
   return [
-    ...mounts.hide.flatMap((p) => ['--tmpfs', p, '--remount-ro', p]),
+    ...(mounts.pin ?? []).flatMap((p) => ['--bind', p, p]),
     ...mounts.readOnly.flatMap((p) => ['--ro-bind', p, p]),
+    ...mounts.hide.flatMap((p) => ['--tmpfs', p, '--remount-ro', p]),
+    ...(mounts.empty === undefined ? [] : (mounts.blank ?? [])).flatMap((p) => [
+      '--ro-bind',
+      mounts.empty as string,
+      p,
+    ]),
   ];
+}
+
+/**
+ * Whether the sandbox's user can reach a path (search every folder above it), so bwrap can mount
+ * over it. As root the sandbox switches to `runAs`; otherwise it is vaultd's own user.
+ */
+async function reachable(path: string, runAs: RunAs | undefined): Promise<boolean> {
+  if (!runsAsRoot() || runAs === undefined) {
+    return stat(path).then(
+      () => true,
+      () => false,
+    );
+  }
+  for (let at = dirname(path); ; at = dirname(at)) {
+    const info = await stat(at).catch(() => undefined);
+    if (info === undefined) return false;
+    const bit = info.uid === runAs.uid ? 0o100 : info.gid === runAs.gid ? 0o010 : 0o001;
+    if ((info.mode & bit) === 0) return false;
+    if (dirname(at) === at) return true;
+  }
 }
 
 async function refusedForWrite(files: VaultAccess, path: string): Promise<boolean> {
@@ -87,11 +223,4 @@ async function refusedForWrite(files: VaultAccess, path: string): Promise<boolea
   } catch (error) {
     return error instanceof ToolError && error.code === 'PERMISSION_DENIED';
   }
-}
-
-async function exists(path: string): Promise<boolean> {
-  return stat(path).then(
-    () => true,
-    () => false,
-  );
 }

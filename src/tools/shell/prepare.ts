@@ -19,7 +19,8 @@ export type ShellArgs = {
 /**
  * Plan one command's sandbox: the working directory resolved inside the tool's roots on its real
  * path (refused outside them, in vaultd's folders, or when it is not a directory), vaultd's state
- * hidden and vaultd's folders kept read-only when the working directory holds the vault.
+ * and config hidden, and vaultd's folders, config and plugins kept read-only when the working
+ * directory holds them.
  * @param args the call's normalised arguments.
  * @param files the tool's roots.
  * @param paths the vault and its state folder.
@@ -42,6 +43,16 @@ export async function planSandbox(
   if (runAs !== undefined) {
     await checkSearchable(cwd, runAs, { who: 'commands', key: 'tools.shell.run_as' });
   }
-  const { hide, readOnly } = await vaultMounts(cwd, files, paths);
-  return { cwd, env: args.env, hide, readOnly, command: args.command, tag: newTag() };
+  const { pin, hide, blank, empty, readOnly } = await vaultMounts(cwd, files, paths, false, runAs);
+  return {
+    cwd,
+    env: args.env,
+    ...(pin === undefined ? {} : { pin }),
+    hide,
+    blank,
+    ...(empty === undefined ? {} : { empty }),
+    readOnly,
+    command: args.command,
+    tag: newTag(),
+  };
 }

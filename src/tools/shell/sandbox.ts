@@ -19,9 +19,15 @@ export interface SandboxPlan {
   readonly cwd: string;
   /** Variables set inside, besides `PATH`, `HOME` and `TMPDIR`. */
   readonly env: Readonly<Record<string, string>>;
-  /** Folders inside the working directory replaced by an empty tmpfs (vaultd's state). */
+  /** Folders bound onto themselves so they cannot be renamed (see `VaultMounts.pin`). */
+  readonly pin?: readonly string[];
+  /** Folders replaced by an empty tmpfs (vaultd's state, `/etc/vaultd`). */
   readonly hide: readonly string[];
-  /** Paths inside the working directory kept read-only (vaultd's folders). */
+  /** Files replaced by an empty one (vaultd's config file, when the sandbox would show it). */
+  readonly blank?: readonly string[];
+  /** The empty file bound over `blank`. */
+  readonly empty?: string;
+  /** Paths inside the working directory kept read-only (vaultd's folders, config, plugins). */
   readonly readOnly: readonly string[];
   /** The command line, run by `bash -c`. */
   readonly command: string;

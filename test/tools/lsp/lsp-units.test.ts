@@ -346,6 +346,16 @@ describe('the sandbox of a language server', () => {
     assert.ok(!shown.some((p) => p.startsWith('/var') || p === '/root'), shown.join(' '));
   });
 
+  it('hides vaultd’s files after the roots are shown, so no bind shows them again', () => {
+    const hidden = ['--tmpfs', '/srv/vault/.vaultd', '--remount-ro', '/srv/vault/.vaultd'];
+    const args = sandboxArgs(['/usr/bin/node'], '/srv/vault', ['/srv/vault'], {}, [], [], hidden);
+    const root = args.findIndex((a, i) => a === '--ro-bind' && args[i + 1] === '/srv/vault');
+    const hide = args.indexOf('--tmpfs', root);
+    assert.ok(root >= 0 && hide > root, args.join(' '));
+    assert.equal(args[hide + 1], '/srv/vault/.vaultd');
+    assert.ok(args.indexOf('--chdir') > hide, 'before the command, after every bind');
+  });
+
   it('shows a node_modules folder outside the system folders whole', () => {
     const shown = binds(
       sandboxArgs(['/usr/bin/node', '/work/app/node_modules/a/b/cli.mjs'], '/v', ['/v'], {}),

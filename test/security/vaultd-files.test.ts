@@ -1,0 +1,384 @@
+// vaultd's own files (the config file it was started with, its plugin modules, the folder of its
+// secrets) out of every tool's reach, replaying the attacks on them: an agent that rewrites the
+// config or a plugin changes vaultd's policy, or runs code in it, at the next start; one that reads
+// the config or `vaultd.env` reads webhook URLs and tokens. Through the file tools, the shell and
+// commands sandboxes (real bubblewrap), and a git checkout in a vault kept in git.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { ToolResult } from '../../src/protocol/index.ts';
+import type { PackHost } from '../../src/tools/host.ts';
+import { secretMounts, vaultMountArgs } from '../../src/tools/sandbox/vault-mounts.ts';
+import { createVaultAccess, isInside } from '../../src/vault/access.ts';
+import { protectedForRead, protectedForWrite } from '../../src/vault/protected.ts';
+import { resolveLayout } from '../../src/vault/index.ts';
+import { startPackHost } from '../helpers/pack-host.ts';
+import { giveToSandbox } from '../tools/shell/helpers.ts';
+
+const HAS_BWRAP = existsSync('/usr/bin/bwrap');
+const CONFIG_TEXT = (body: Record<string, unknown>): string => JSON.stringify(body);
+const PLUGIN_TEXT = 'export default { name: "p", tools: [] };\n';
+
+interface Started {
+  readonly host: PackHost;
+  call(name: string, args?: Record<string, unknown>): Promise<ToolResult>;
+}
+
+async function start(configFile: string, allow: string[], vault: string): Promise<Started> {
+  const started = await startPackHost(configFile, {
+    allow,
+    executor: { vault, timeoutMs: 30_000 },
+  });
+  let seq = 0;
+  return {
+    host: started.host,
+    call: (name, args = {}) =>
+      started.executor.execute({ id: `call_${++seq}`, name, arguments: args }),
+  };
+}
+
+function stdoutOf(result: ToolResult): string {
+  return (result.data as { stdout?: string } | undefined)?.stdout ?? '';
+}
+
+describe('the paths vaultd protects', () => {
+  it('names the config file, its own folder, /etc/vaultd and the plugins', () => {
+    const layout = resolveLayout({
+      vault: '/srv/vault',
+      folders: {
+        inbox: 'Needs_Action',
+        in_progress: 'In_Progress',
+        pending: 'Pending_Approval',
+        approved: 'Approved',
+        rejected: 'Rejected',
+        done: 'Done',
+        failed: 'Failed',
+        logs: 'Logs',
+        outbox: 'Outbox',
+      },
+    } as never);
+    const own = { config: '/home/u/.config/vaultd/vaultd.yaml', plugins: ['/srv/vault/P/t.mjs'] };
+    const write = protectedForWrite(layout, own);
+    const read = protectedForRead(layout, own);
+    for (const path of ['/home/u/.config/vaultd/vaultd.yaml', '/home/u/.config/vaultd']) {
+      assert.ok(write.includes(path) && read.includes(path), path);
+    }
+    assert.ok(read.includes('/etc/vaultd') && write.includes('/etc/vaultd'));
+    assert.ok(write.includes('/srv/vault/P/t.mjs'));
+    assert.ok(!read.includes('/srv/vault/P/t.mjs'), 'plugins stay readable');
+    // A config kept in the vault protects the file, never the vault it is in.
+    const inVault = protectedForRead(layout, { config: '/srv/vault/vaultd.yaml' });
+    assert.ok(inVault.includes('/srv/vault/vaultd.yaml'));
+    assert.ok(!inVault.includes('/srv/vault'));
+  });
+});
+
+describe('the mounts that hide vaultd’s files', () => {
+  it('hides a folder, blanks a file, and leaves alone what the sandbox does not show', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'vaultd-own-mounts-'));
+    try {
+      const shown = join(base, 'shown');
+      await mkdir(join(shown, 'secrets'), { recursive: true });
+      await writeFile(join(shown, 'secrets', 'vaultd.env'), 'X=1\n');
+      await writeFile(join(shown, 'vaultd.yaml'), 'vault: .\n');
+      await mkdir(join(base, 'elsewhere'));
+      await writeFile(join(base, 'elsewhere', 'vaultd.yaml'), 'vault: .\n');
+      const files = await createVaultAccess({
+        roots: [{ name: 'vault', path: shown, writable: true }],
+        protectedForRead: [
+          join(shown, 'secrets'),
+          join(shown, 'secrets', 'vaultd.env'),
+          join(shown, 'vaultd.yaml'),
+          join(base, 'elsewhere', 'vaultd.yaml'),
+          join(shown, 'missing.yaml'),
+        ],
+      });
+      const mounts = await secretMounts(files, (p) => isInside(p, shown), undefined);
+      assert.deepEqual(mounts.hide, [join(shown, 'secrets')]);
+      assert.deepEqual(mounts.blank, [join(shown, 'vaultd.yaml')]);
+      assert.ok(mounts.empty !== undefined);
+      assert.equal(await readFile(mounts.empty, 'utf8'), '');
+      const args = vaultMountArgs({ ...mounts, readOnly: [] });
+      assert.deepEqual(args, [
+        '--tmpfs',
+        join(shown, 'secrets'),
+        '--remount-ro',
+        join(shown, 'secrets'),
+        '--ro-bind',
+        mounts.empty,
+        join(shown, 'vaultd.yaml'),
+      ]);
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('vaultd’s files and the file tools', () => {
+  let vault: string;
+  let started: Started;
+
+  before(async () => {
+    vault = await mkdtemp(join(tmpdir(), 'vaultd-own-fs-'));
+    await mkdir(join(vault, 'setup'));
+    await mkdir(join(vault, 'Plugins'));
+    await writeFile(join(vault, 'Plugins', 'tool.mjs'), PLUGIN_TEXT);
+    // Not the default name at the top, which the pack's own `protected:` already covers.
+    const configFile = join(vault, 'setup', 'custom.yaml');
+    await writeFile(
+      configFile,
+      CONFIG_TEXT({
+        vault: '..',
+        plugins: ['../Plugins/tool.mjs'],
+        // A path of the pack's own list whose folder does not exist yet.
+        tools: { filesystem: { enabled: true, protected: ['Later/locked.yaml'] } },
+      }),
+    );
+    started = await start(configFile, ['*'], vault);
+  });
+
+  after(async () => {
+    await started.host.stop();
+    await rm(vault, { recursive: true, force: true });
+  });
+
+  it('refuses to read or write the config file vaultd was started with', async () => {
+    const before = await readFile(join(vault, 'setup', 'custom.yaml'), 'utf8');
+    const read = await started.call('read_file', { path: 'setup/custom.yaml' });
+    assert.equal(read.status, 'error');
+    assert.equal(read.error?.code, 'PERMISSION_DENIED', read.content);
+    const write = await started.call('write_file', {
+      path: 'setup/custom.yaml',
+      content: 'policy: {allow: ["*"]}\n',
+    });
+    assert.equal(write.error?.code, 'PERMISSION_DENIED', write.content);
+    // Listings and searches go on around it, without its content.
+    const listed = await started.call('list_directory', { path: 'setup' });
+    assert.equal(listed.status, 'success', listed.content);
+    const found = await started.call('search_files', { pattern: '*', content: 'filesystem' });
+    assert.equal(found.status, 'success', found.content);
+    assert.doesNotMatch(JSON.stringify(found.data), /custom\.yaml/);
+    const moved = await started.call('move_file', { source: 'setup', destination: 'old-setup' });
+    assert.equal(moved.status, 'error', 'the folder holding the config moved');
+    assert.equal(await readFile(join(vault, 'setup', 'custom.yaml'), 'utf8'), before);
+  });
+
+  it('refuses to change a plugin module, and still reads it', async () => {
+    const write = await started.call('write_file', {
+      path: 'Plugins/tool.mjs',
+      content: 'process.exit(1)\n',
+    });
+    assert.equal(write.error?.code, 'PERMISSION_DENIED', write.content);
+    const del = await started.call('delete_file', { path: 'Plugins/tool.mjs' });
+    assert.equal(del.error?.code, 'PERMISSION_DENIED', del.content);
+    const read = await started.call('read_file', { path: 'Plugins/tool.mjs' });
+    assert.equal(read.status, 'success', read.content);
+    assert.equal(await readFile(join(vault, 'Plugins', 'tool.mjs'), 'utf8'), PLUGIN_TEXT);
+  });
+
+  it('refuses a folder moved into place that would put a file at a protected path', async () => {
+    const written = await started.call('write_file', {
+      path: 'staging/locked.yaml',
+      content: 'forged\n',
+    });
+    assert.equal(written.status, 'success', written.content);
+    const moved = await started.call('move_file', { source: 'staging', destination: 'Later' });
+    assert.equal(moved.error?.code, 'PERMISSION_DENIED', moved.content);
+    assert.equal(existsSync(join(vault, 'Later')), false);
+    assert.equal(existsSync(join(vault, 'staging', 'locked.yaml')), true);
+  });
+});
+
+describe('vaultd’s files and the shell sandbox', { skip: !HAS_BWRAP && 'no bwrap' }, () => {
+  let vault: string;
+  let started: Started;
+  const configText = (vaultPath: string): string =>
+    CONFIG_TEXT({
+      vault: vaultPath,
+      plugins: ['Plugins/tool.mjs'],
+      tools: { shell: { enabled: true } },
+    });
+
+  before(async () => {
+    vault = await mkdtemp(join(tmpdir(), 'vaultd-own-shell-'));
+    await giveToSandbox(vault);
+    await mkdir(join(vault, 'Plugins'));
+    await giveToSandbox(join(vault, 'Plugins'));
+    await writeFile(join(vault, 'Plugins', 'tool.mjs'), PLUGIN_TEXT);
+    await chmod(join(vault, 'Plugins', 'tool.mjs'), 0o666);
+    // Where `vaultd init` puts it: at the top of the vault, world-readable and -writable here so
+    // that only the sandbox stands between the command and the file.
+    await writeFile(join(vault, 'vaultd.yaml'), configText(vault));
+    await chmod(join(vault, 'vaultd.yaml'), 0o666);
+    started = await start(join(vault, 'vaultd.yaml'), ['shell_*'], vault);
+  });
+
+  after(async () => {
+    await started.host.stop();
+    await rm(vault, { recursive: true, force: true });
+  });
+
+  const shell = (command: string): Promise<ToolResult> =>
+    started.call('shell_exec', { command, cwd: '.' });
+
+  it('shows the config file empty and keeps it as it is', async () => {
+    const seen = await shell('wc -c < vaultd.yaml');
+    assert.equal(seen.status, 'success', seen.content);
+    assert.equal(stdoutOf(seen).trim(), '0', 'the config file reads empty');
+    for (const attack of [
+      'echo "policy: {allow: [\\"*\\"]}" >> vaultd.yaml',
+      'mv vaultd.yaml old.yaml',
+      'rm -f vaultd.yaml',
+    ]) {
+      const result = await shell(attack);
+      assert.equal(result.status, 'error', `${attack} succeeded`);
+    }
+    assert.equal(await readFile(join(vault, 'vaultd.yaml'), 'utf8'), configText(vault));
+  });
+
+  it('keeps a plugin module and the way to it as they are', async () => {
+    for (const attack of [
+      'echo "process.exit(1)" >> Plugins/tool.mjs',
+      'rm -f Plugins/tool.mjs',
+      // The folder renamed and made again would put the command's file at the plugin's path.
+      'mv Plugins Plugins.old && mkdir Plugins && echo forged > Plugins/tool.mjs',
+    ]) {
+      const result = await shell(attack);
+      assert.equal(result.status, 'error', `${attack} succeeded`);
+    }
+    assert.equal(await readFile(join(vault, 'Plugins', 'tool.mjs'), 'utf8'), PLUGIN_TEXT);
+    assert.equal(existsSync(join(vault, 'Plugins.old')), false);
+    // The rest of the folder stays the command's to write.
+    const other = await shell('echo ok > Plugins/notes.txt && cat Plugins/notes.txt');
+    assert.equal(other.status, 'success', other.content);
+    assert.equal(stdoutOf(other), 'ok\n');
+  });
+});
+
+describe('vaultd’s secrets and the commands sandbox', { skip: !HAS_BWRAP && 'no bwrap' }, () => {
+  let base: string;
+  let vault: string;
+  let configDir: string;
+  let started: Started;
+
+  before(async () => {
+    // Not under /tmp, which the sandbox replaces with a tmpfs of its own.
+    base = await mkdtemp('/var/tmp/vaultd-own-commands-');
+    await giveToSandbox(base);
+    vault = join(base, 'vault');
+    await mkdir(vault);
+    await giveToSandbox(vault);
+    // As the user service keeps them: `~/.config/vaultd/vaultd.yaml` and `vaultd.env` beside it.
+    configDir = join(base, 'config', 'vaultd');
+    await mkdir(configDir, { recursive: true });
+    await giveToSandbox(join(base, 'config'));
+    await giveToSandbox(configDir);
+    await writeFile(join(configDir, 'vaultd.env'), 'SMTP_PASSWORD=hunter2\n');
+    await chmod(join(configDir, 'vaultd.env'), 0o644);
+    const command = (argv: string[]): Record<string, unknown> => ({
+      description: 'x',
+      argv,
+      safety: 'safe',
+      sandbox: true,
+      cwd: '.',
+    });
+    await writeFile(
+      join(configDir, 'vaultd.yaml'),
+      CONFIG_TEXT({
+        vault,
+        tools: {
+          commands: {
+            read_env: command(['/bin/sh', '-c', `cat ${configDir}/vaultd.env; true`]),
+            read_config: command(['/bin/sh', '-c', `cat ${configDir}/vaultd.yaml; true`]),
+            list_config_dir: command(['/bin/sh', '-c', `ls -A ${configDir} | wc -l`]),
+          },
+        },
+      }),
+    );
+    await chmod(join(configDir, 'vaultd.yaml'), 0o644);
+    started = await start(join(configDir, 'vaultd.yaml'), [], vault);
+  });
+
+  after(async () => {
+    await started.host.stop();
+    await rm(base, { recursive: true, force: true });
+  });
+
+  it('hides the folder of the config file and the secrets beside it', async () => {
+    for (const name of ['read_env', 'read_config']) {
+      const result = await started.call(name);
+      assert.equal(result.status, 'success', result.content);
+      assert.doesNotMatch(stdoutOf(result), /hunter2|commands/, `${name} read a secret`);
+    }
+    const listed = await started.call('list_config_dir');
+    assert.equal(stdoutOf(listed), '0\n', 'the config folder shows empty');
+    assert.equal(await readFile(join(configDir, 'vaultd.env'), 'utf8'), 'SMTP_PASSWORD=hunter2\n');
+  });
+});
+
+describe('vaultd’s folders and a git checkout in a vault kept in git', () => {
+  let vault: string;
+  let started: Started;
+  let first: string;
+  const git = (...args: string[]): string =>
+    execFileSync('git', ['-C', vault, ...args], {
+      encoding: 'utf8',
+      env: {
+        PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+        GIT_AUTHOR_NAME: 't',
+        GIT_AUTHOR_EMAIL: 't@example.invalid',
+        GIT_COMMITTER_NAME: 't',
+        GIT_COMMITTER_EMAIL: 't@example.invalid',
+        GIT_CONFIG_NOSYSTEM: '1',
+        HOME: vault,
+      },
+    }).trim();
+
+  before(async () => {
+    vault = await mkdtemp(join(tmpdir(), 'vaultd-own-git-'));
+    const configText = CONFIG_TEXT({ vault, tools: { git: { enabled: true } } });
+    await writeFile(join(vault, 'vaultd.yaml'), configText);
+    await mkdir(join(vault, 'Done'));
+    await mkdir(join(vault, 'Notes'));
+    await writeFile(join(vault, 'Done', 'old.md'), 'an old result\n');
+    await writeFile(join(vault, 'Notes', 'a.md'), 'one\n');
+    await writeFile(join(vault, '.gitignore'), '.vaultd/\n');
+    // As obsidian-git keeps a vault: everything committed, vaultd's folders too.
+    git('init', '-q', '-b', 'main');
+    git('add', '-A');
+    git('commit', '-q', '-m', 'first');
+    first = git('rev-parse', 'HEAD');
+    git('rm', '-q', 'Done/old.md');
+    await writeFile(join(vault, 'vaultd.yaml'), configText + '\n');
+    git('commit', '-q', '-am', 'done emptied, config changed');
+    git('checkout', '-q', '-b', 'notes-only');
+    await writeFile(join(vault, 'Notes', 'a.md'), 'two\n');
+    git('commit', '-q', '-am', 'notes only');
+    git('checkout', '-q', 'main');
+    started = await start(join(vault, 'vaultd.yaml'), ['git_*'], vault);
+  });
+
+  after(async () => {
+    await started.host.stop();
+    await rm(vault, { recursive: true, force: true });
+  });
+
+  it('refuses a checkout that would write vaultd’s folders or its config', async () => {
+    const head = git('rev-parse', 'HEAD');
+    const result = await started.call('git_checkout', { ref: first });
+    assert.equal(result.error?.code, 'PERMISSION_DENIED', result.content);
+    assert.match(result.content, /Done\/old\.md|vaultd\.yaml/);
+    assert.equal(git('rev-parse', 'HEAD'), head, 'HEAD moved');
+    assert.equal(existsSync(join(vault, 'Done', 'old.md')), false);
+  });
+
+  it('still switches to a branch that changes other files only', async () => {
+    const result = await started.call('git_checkout', { ref: 'notes-only' });
+    assert.equal(result.status, 'success', result.content);
+    assert.equal(await readFile(join(vault, 'Notes', 'a.md'), 'utf8'), 'two\n');
+  });
+});
