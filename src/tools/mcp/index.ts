@@ -1,8 +1,11 @@
+import { isAbsolute, resolve } from 'node:path';
+import type { Logger } from 'pino';
 import type { PackHandle, ToolPack } from '../../protocol/pack.ts';
+import { isInside } from '../../vault/access.ts';
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool } from '../../protocol/types.ts';
 import { adaptToolList } from './adapt-list.ts';
-import { mcpConfigSchema, readServers } from './config.ts';
+import { mcpConfigSchema, readServers, type McpServerConfig } from './config.ts';
 import { McpConnection } from './connection.ts';
 import { oneAtATime } from '../../protocol/one-at-a-time.ts';
 
@@ -40,7 +43,9 @@ export const mcpPack: ToolPack = {
         ctx.logger.error({ err: error }, 'MCP tools could not be taken');
       }
     });
-    const servers: McpConnection[] = readServers(ctx.config).map(
+    const configs = readServers(ctx.config);
+    warnOfVaultRoots(configs, ctx.vault, ctx.logger);
+    const servers: McpConnection[] = configs.map(
       (config) => new McpConnection(config, ctx.logger, () => void adaptChanged()),
     );
     try {
@@ -81,3 +86,34 @@ export const mcpPack: ToolPack = {
     };
   },
 };
+
+/**
+ * Warn about each stdio server given the vault, or a folder above it, as its working directory or
+ * as an argument (`/srv/vault`, `--root=/srv`): a filesystem server there acts as vaultd's user on
+ * vaultd's state, folders and config, which only vaultd's own tools and sandboxes keep out of reach.
+ * A warning, not a refusal: vaultd cannot tell a server's folders from its other arguments.
+ * @param servers the configured servers.
+ * @param vault the vault's path.
+ * @param logger where the warning goes.
+ * @returns the names of the servers warned about.
+ */
+export function warnOfVaultRoots(
+  servers: readonly McpServerConfig[],
+  vault: string,
+  logger: Logger,
+): string[] {
+  const warned: string[] = [];
+  const root = resolve(vault);
+  for (const server of servers) {
+    if (server.command === undefined) continue;
+    const values = [server.cwd, ...server.args.map((a) => a.slice(a.indexOf('=') + 1))];
+    const over = values.find((v) => v !== undefined && isAbsolute(v) && isInside(root, resolve(v)));
+    if (over === undefined) continue;
+    warned.push(server.name);
+    logger.warn(
+      { server: server.name, path: over, vault: root },
+      "MCP server given the vault or a folder above it: it acts as vaultd's user on vaultd's state, folders and config, outside vaultd's checks; give it a folder of its own (docs/tools/mcp.md)",
+    );
+  }
+  return warned;
+}
