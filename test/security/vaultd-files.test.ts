@@ -376,6 +376,26 @@ describe('vaultd’s folders and a git checkout in a vault kept in git', () => {
     assert.equal(existsSync(join(vault, 'Done', 'old.md')), false);
   });
 
+  it('leaves the config file out of what git shows, history and working tree alike', async () => {
+    // HEAD changed the config; a human edits it again, uncommitted.
+    const shown = await started.call('git_show', { ref: 'HEAD' });
+    assert.equal(shown.status, 'success', shown.content);
+    assert.doesNotMatch(JSON.stringify(shown.data), /vaultd\.yaml|"tools"/);
+    assert.match(JSON.stringify(shown.data), /Done\/old\.md/, 'the rest of the commit is shown');
+    const config = join(vault, 'vaultd.yaml');
+    const text = await readFile(config, 'utf8');
+    await writeFile(config, text + '# webhook: https://hooks.example.invalid/T0/SECRET\n');
+    try {
+      const diff = await started.call('git_diff', {});
+      assert.equal(diff.status, 'success', diff.content);
+      assert.doesNotMatch(JSON.stringify(diff.data), /SECRET|vaultd\.yaml/);
+      const log = await started.call('git_log', {});
+      assert.equal(log.status, 'success', log.content);
+    } finally {
+      await writeFile(config, text);
+    }
+  });
+
   it('still switches to a branch that changes other files only', async () => {
     const result = await started.call('git_checkout', { ref: 'notes-only' });
     assert.equal(result.status, 'success', result.content);

@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { CallProcesses } from '../../execute/exec.ts';
 import { ToolError } from '../../protocol/errors.ts';
@@ -110,7 +111,8 @@ export function standaloneWriteSession(
 
 /**
  * The pathspecs of a call: each path checked inside the repository and the roots, then given to
- * git as a literal (no glob, no magic); vaultd's state folder is left out when it is in the tree.
+ * git as a literal (no glob, no magic); vaultd's state folder, and whatever no tool may read (its
+ * config file), are left out when they are in the tree.
  * @param files the tool's file access.
  * @param holder the pack's runtime.
  * @param session the repository.
@@ -128,17 +130,36 @@ export async function pathspecs(
   const given = paths === undefined || paths.length === 0 ? ['.'] : paths;
   const specs: string[] = [];
   for (const path of given) specs.push(`:(literal)${await repoPath(files, repo, path, mode)}`);
+  // vaultd's state, and what no tool may read (its config file kept in the vault): left out of
+  // what git reads and shows, history included.
   const state = holder.get().state;
-  if (state !== undefined && isInside(state, repo.worktree) && state !== repo.worktree) {
-    const rel = relative(repo.worktree, state).split(sep).join('/');
+  const hidden = new Set([
+    ...(state === undefined ? [] : [state]),
+    ...(files.protectedPaths?.read ?? []),
+  ]);
+  for (const path of hidden) {
+    if (!isInside(path, repo.worktree) || path === repo.worktree) continue;
+    const rel = relative(repo.worktree, path).split(sep).join('/');
     // Reading, history may hold it even when it is ignored now. Adding, git refuses an exclude
-    // that names an ignored folder, and an ignored folder is left out anyway.
+    // that names an ignored path, and an ignored path is left out anyway.
     const ignored =
       mode === 'write' &&
-      (await runGit(session, ['check-ignore', '--quiet', '--', `${rel}/`])).exitCode === 0;
+      (
+        await runGit(session, [
+          'check-ignore',
+          '--quiet',
+          '--',
+          // A folder as a folder: an ignore rule such as `.vaultd/` matches only that way.
+          (await isFolder(path)) ? `${rel}/` : rel,
+        ])
+      ).exitCode === 0;
     if (!ignored) specs.push(`:(exclude,literal)${rel}`);
   }
   return specs;
+}
+
+async function isFolder(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => undefined))?.isDirectory() === true;
 }
 
 /**
