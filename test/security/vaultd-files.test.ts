@@ -10,6 +10,7 @@ import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { CONFIG_DEFAULTS } from '../../src/config/index.ts';
 import type { ToolResult } from '../../src/protocol/index.ts';
 import type { PackHost } from '../../src/tools/host.ts';
 import { secretMounts, vaultMountArgs } from '../../src/tools/sandbox/vault-mounts.ts';
@@ -47,20 +48,7 @@ function stdoutOf(result: ToolResult): string {
 
 describe('the paths vaultd protects', () => {
   it('names the config file, its own folder, /etc/vaultd and the plugins', () => {
-    const layout = resolveLayout({
-      vault: '/srv/vault',
-      folders: {
-        inbox: 'Needs_Action',
-        in_progress: 'In_Progress',
-        pending: 'Pending_Approval',
-        approved: 'Approved',
-        rejected: 'Rejected',
-        done: 'Done',
-        failed: 'Failed',
-        logs: 'Logs',
-        outbox: 'Outbox',
-      },
-    } as never);
+    const layout = resolveLayout({ vault: '/srv/vault', folders: CONFIG_DEFAULTS.folders });
     const own = { config: '/home/u/.config/vaultd/vaultd.yaml', plugins: ['/srv/vault/P/t.mjs'] };
     const write = protectedForWrite(layout, own);
     const read = protectedForRead(layout, own);

@@ -85,16 +85,28 @@ export async function checkSearchable(
   what: { readonly who: string; readonly key: string },
 ): Promise<void> {
   if (!runsAsRoot()) return;
+  const at = await firstClosed(dir, user);
+  if (at !== undefined) {
+    throw new ToolError(
+      'EXECUTION_FAILED',
+      `${what.who} run as uid ${user.uid} (${what.key}, since vaultd runs as root), which cannot enter ${at}; ` +
+        'let that user search the folders up to the working directory (chmod o+x, a group, or another run_as)',
+    );
+  }
+}
+
+/**
+ * The first folder from `dir` up to `/` that `user` may not search (by the permission bits, as a
+ * user with no capabilities), or undefined when it may search them all.
+ * @param dir an absolute path.
+ * @param user the user and group.
+ * @throws the `stat` error of a folder that is not there.
+ */
+export async function firstClosed(dir: string, user: RunAs): Promise<string | undefined> {
   for (let at = dir; ; at = dirname(at)) {
     const info = await stat(at);
     const bit = info.uid === user.uid ? 0o100 : info.gid === user.gid ? 0o010 : 0o001;
-    if ((info.mode & bit) === 0) {
-      throw new ToolError(
-        'EXECUTION_FAILED',
-        `${what.who} run as uid ${user.uid} (${what.key}, since vaultd runs as root), which cannot enter ${at}; ` +
-          'let that user search the folders up to the working directory (chmod o+x, a group, or another run_as)',
-      );
-    }
-    if (dirname(at) === at) return;
+    if ((info.mode & bit) === 0) return at;
+    if (dirname(at) === at) return undefined;
   }
 }

@@ -6,7 +6,7 @@ import { ToolError } from '../../protocol/errors.ts';
 import type { PackContext } from '../../protocol/pack.ts';
 import type { VaultAccess } from '../../protocol/types.ts';
 import { isInside } from '../../vault/access.ts';
-import { runsAsRoot, type RunAs } from './run-as.ts';
+import { firstClosed, runsAsRoot, type RunAs } from './run-as.ts';
 import { isSystemPath } from './system-view.ts';
 
 /** Where vaultd keeps what no sandboxed command may change. */
@@ -207,13 +207,10 @@ async function reachable(path: string, runAs: RunAs | undefined): Promise<boolea
       () => false,
     );
   }
-  for (let at = dirname(path); ; at = dirname(at)) {
-    const info = await stat(at).catch(() => undefined);
-    if (info === undefined) return false;
-    const bit = info.uid === runAs.uid ? 0o100 : info.gid === runAs.gid ? 0o010 : 0o001;
-    if ((info.mode & bit) === 0) return false;
-    if (dirname(at) === at) return true;
-  }
+  return firstClosed(dirname(path), runAs).then(
+    (closed) => closed === undefined,
+    () => false,
+  );
 }
 
 async function refusedForWrite(files: VaultAccess, path: string): Promise<boolean> {
