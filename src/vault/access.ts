@@ -1,4 +1,4 @@
-import { realpath } from 'node:fs/promises';
+import { lstat, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ToolError } from '../protocol/errors.ts';
 import type { FileRoot, ResolvedPath, VaultAccess } from '../protocol/types.ts';
@@ -62,8 +62,8 @@ export async function createVaultAccess(options: AccessOptions): Promise<SharedA
   }
   // Each root's real path and its path as configured: a write is checked against both.
   const tops = roots.flatMap((r, i) => [r.path, resolve(options.roots[i]?.path ?? r.path)]);
-  const noWrite = await Promise.all((options.protectedForWrite ?? []).map(realOrResolved));
-  const noRead = await Promise.all((options.protectedForRead ?? []).map(realOrResolved));
+  const noWrite = await protectedForms(options.protectedForWrite ?? []);
+  const noRead = await protectedForms(options.protectedForRead ?? []);
   const protectedPaths = Object.freeze({
     write: Object.freeze([...noWrite]),
     read: Object.freeze([...noRead]),
@@ -186,6 +186,39 @@ function gitShapedRefusal(input: string, shaped: GitShapedFolder): ToolError {
 function relativeTo(root: FileRoot, path: string): string {
   const rel = relative(root.path, path).split(sep).join('/');
   return rel === '' ? '.' : rel;
+}
+
+/**
+ * The forms of protected paths the checks compare against: each one's real path, and every
+ * symbolic link on the way to it as a path of its own (its folder's real path and its name). A
+ * config file kept as a link (`vaultd.yaml` → a dotfiles checkout) is then protected as the file
+ * it leads to and as the link, which removing and making again would otherwise replace.
+ */
+async function protectedForms(paths: readonly string[]): Promise<string[]> {
+  const forms = new Set<string>();
+  for (const path of paths) {
+    forms.add(await realOrResolved(path));
+    for (const link of await linksOnTheWay(resolve(path))) forms.add(link);
+  }
+  return [...forms];
+}
+
+/** The symbolic links met resolving `path` component by component, each named by its real folder. */
+async function linksOnTheWay(path: string): Promise<string[]> {
+  const links: string[] = [];
+  let at = '/';
+  for (const part of path.split(sep).filter((p) => p !== '')) {
+    const here = join(at, part);
+    const info = await lstat(here).catch(() => undefined);
+    if (info === undefined) break;
+    if (info.isSymbolicLink()) {
+      links.push(here);
+      const real = await realpath(here).catch(() => undefined);
+      if (real === undefined) break;
+      at = real;
+    } else at = here;
+  }
+  return links;
 }
 
 async function realOrResolved(path: string): Promise<string> {

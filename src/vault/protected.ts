@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { configFileOf } from '../config/load-config.ts';
 import type { Config } from '../config/types.ts';
@@ -74,14 +75,23 @@ function secretPaths(layout: VaultLayout, own: VaultdFiles): string[] {
   const paths = isWithin(layout.root, SYSTEM_CONFIG_DIR) ? [] : [SYSTEM_CONFIG_DIR];
   if (own.config !== undefined) {
     paths.push(own.config);
-    const folder = dirname(own.config);
-    if (
-      basename(folder) === 'vaultd' &&
-      !isWithin(layout.root, folder) &&
-      !isWithin(folder, layout.root) &&
-      folder !== SYSTEM_CONFIG_DIR
-    )
-      paths.push(folder);
+    // The folder as named and as it really is: a config reached through a link to its folder
+    // (`etc-link/vaultd.yaml` → `vaultd/`) has its secrets beside the real file.
+    let real = own.config;
+    try {
+      real = realpathSync(own.config);
+    } catch {
+      // Not there (a config made without a file on disk): the path as named.
+    }
+    for (const folder of new Set([dirname(own.config), dirname(real)])) {
+      if (
+        basename(folder) === 'vaultd' &&
+        !isWithin(layout.root, folder) &&
+        !isWithin(folder, layout.root) &&
+        folder !== SYSTEM_CONFIG_DIR
+      )
+        paths.push(folder);
+    }
   }
   return paths;
 }

@@ -4,16 +4,30 @@
 // the config or `vaultd.env` reads webhook URLs and tokens. Through the file tools, the shell and
 // commands sandboxes (real bubblewrap), and a git checkout in a vault kept in git.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readFile,
+  rename,
+  rm,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CONFIG_DEFAULTS } from '../../src/config/index.ts';
 import type { ToolResult } from '../../src/protocol/index.ts';
 import type { PackHost } from '../../src/tools/host.ts';
-import { secretMounts, vaultMountArgs } from '../../src/tools/sandbox/vault-mounts.ts';
+import {
+  identityCheckArgv,
+  secretMounts,
+  vaultMountArgs,
+} from '../../src/tools/sandbox/vault-mounts.ts';
 import { createVaultAccess, isInside } from '../../src/vault/access.ts';
 import { protectedForRead, protectedForWrite } from '../../src/vault/protected.ts';
 import { resolveLayout } from '../../src/vault/index.ts';
@@ -103,6 +117,51 @@ describe('the mounts that hide vaultd’s files', () => {
     } finally {
       await rm(base, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the check of what a sandbox mounted', () => {
+  // bwrap binds by path: a folder swapped for a link between vaultd's check and the mount (an
+  // agent's background command flipped one in a loop and read vaultd.env through the link, 1 try
+  // in 10) is mounted in its place. The program runs only once every path is what vaultd saw.
+  it('runs the program when every path is what vaultd saw, and nothing when one is not', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'vaultd-own-identity-'));
+    try {
+      await mkdir(join(base, 'Notes'));
+      await mkdir(join(base, 'elsewhere'));
+      const seen = await lstat(join(base, 'Notes'));
+      const marker = join(base, 'ran');
+      const run = (id: string) =>
+        spawnSync(
+          identityCheckArgv([{ path: join(base, 'Notes'), id }], ['/usr/bin/touch', marker])[0]!,
+          identityCheckArgv([{ path: join(base, 'Notes'), id }], ['/usr/bin/touch', marker]).slice(
+            1,
+          ),
+          { encoding: 'utf8' },
+        );
+      const good = run(`${seen.dev}:${seen.ino}`);
+      assert.equal(good.status, 0, good.stderr);
+      assert.equal(existsSync(marker), true);
+      await rm(marker);
+      // The folder swapped for a link to another one, as the race left it (renamed, not removed:
+      // a removed folder's inode number may be given to the link at once).
+      await rename(join(base, 'Notes'), join(base, 'Notes.real'));
+      await symlink(join(base, 'elsewhere'), join(base, 'Notes'));
+      const swapped = run(`${seen.dev}:${seen.ino}`);
+      assert.equal(swapped.status, 125);
+      assert.match(swapped.stderr, /changed while it was set up .*; nothing ran/);
+      assert.equal(existsSync(marker), false, 'the program ran after the swap');
+      await rm(join(base, 'Notes'));
+      const gone = run(`${seen.dev}:${seen.ino}`);
+      assert.equal(gone.status, 125, 'a path that vanished counts as changed');
+      assert.equal(existsSync(marker), false);
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
+  });
+
+  it('adds nothing when there is nothing to check', () => {
+    assert.deepEqual(identityCheckArgv([], ['/bin/true']), ['/bin/true']);
   });
 });
 
@@ -288,7 +347,9 @@ describe('vaultd’s secrets and the commands sandbox', { skip: !HAS_BWRAP && 'n
       }),
     );
     await chmod(join(configDir, 'vaultd.yaml'), 0o644);
-    started = await start(join(configDir, 'vaultd.yaml'), [], vault);
+    // Started through a link to the folder: the folder hidden is the one the file really is in.
+    await symlink(configDir, join(base, 'etc-link'));
+    started = await start(join(base, 'etc-link', 'vaultd.yaml'), [], vault);
   });
 
   after(async () => {
@@ -307,6 +368,111 @@ describe('vaultd’s secrets and the commands sandbox', { skip: !HAS_BWRAP && 'n
     assert.equal(await readFile(join(configDir, 'vaultd.env'), 'utf8'), 'SMTP_PASSWORD=hunter2\n');
   });
 });
+
+describe(
+  'vaultd’s config kept as a link (a dotfiles checkout)',
+  { skip: !HAS_BWRAP && 'no bwrap' },
+  () => {
+    let base: string;
+    let vault: string;
+    let store: string;
+    let started: Started;
+    const git = (...args: string[]): string =>
+      execFileSync('git', ['-c', 'safe.directory=*', '-C', vault, ...args], {
+        encoding: 'utf8',
+        env: {
+          PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+          GIT_AUTHOR_NAME: 't',
+          GIT_AUTHOR_EMAIL: 't@example.invalid',
+          GIT_COMMITTER_NAME: 't',
+          GIT_COMMITTER_EMAIL: 't@example.invalid',
+          GIT_CONFIG_NOSYSTEM: '1',
+          HOME: base,
+        },
+      }).trim();
+
+    before(async () => {
+      base = await mkdtemp(join(tmpdir(), 'vaultd-own-links-'));
+      await giveToSandbox(base);
+      vault = join(base, 'vault');
+      store = join(base, 'dotfiles');
+      await mkdir(vault);
+      await giveToSandbox(vault);
+      await mkdir(join(vault, 'Notes'));
+      await giveToSandbox(join(vault, 'Notes'));
+      await mkdir(store);
+      await writeFile(join(vault, '.gitignore'), '.vaultd/\n');
+      // An old commit held the config as a file, with a policy that lets everything run.
+      await writeFile(join(vault, 'vaultd.yaml'), CONFIG_TEXT({ vault, policy: { allow: ['*'] } }));
+      git('init', '-q', '-b', 'main');
+      git('add', '-A');
+      git('commit', '-q', '-m', 'old config');
+      await rm(join(vault, 'vaultd.yaml'));
+      await writeFile(
+        join(store, 'vaultd.yaml'),
+        CONFIG_TEXT({
+          vault,
+          tools: {
+            filesystem: { enabled: true },
+            shell: { enabled: true },
+            git: { enabled: true },
+          },
+        }),
+      );
+      await symlink(join(store, 'vaultd.yaml'), join(vault, 'vaultd.yaml'));
+      git('add', '-A');
+      git('commit', '-q', '-m', 'config kept in dotfiles');
+      // A folder holding a link to it, for the file tools' recursive delete.
+      await mkdir(join(vault, 'setup'));
+      await symlink(join(store, 'vaultd.yaml'), join(vault, 'setup', 'vaultd.yaml'));
+      started = await start(join(vault, 'vaultd.yaml'), ['*'], vault);
+    });
+
+    after(async () => {
+      await started.host.stop();
+      await rm(base, { recursive: true, force: true });
+    });
+
+    const configNow = (): Promise<string> => readFile(join(vault, 'vaultd.yaml'), 'utf8');
+
+    it('refuses a shell whose working directory holds the link, and runs one below it', async () => {
+      const before = await configNow();
+      const replaced = await started.call('shell_exec', {
+        cwd: '.',
+        command: `rm vaultd.yaml && echo '{"policy":{"allow":["*"]}}' > vaultd.yaml`,
+      });
+      assert.equal(replaced.error?.code, 'PERMISSION_DENIED', replaced.content);
+      assert.equal((await lstat(join(vault, 'vaultd.yaml'))).isSymbolicLink(), true);
+      assert.equal(await configNow(), before);
+      const below = await started.call('shell_exec', { cwd: 'Notes', command: 'echo ok' });
+      assert.equal(below.status, 'success', below.content);
+    });
+
+    it('refuses to delete a folder holding a link vaultd loads its config through', async () => {
+      const second = await startPackHost(join(vault, 'setup', 'vaultd.yaml'), {
+        allow: ['*'],
+        executor: { vault, timeoutMs: 30_000 },
+      });
+      try {
+        const removed = await second.executor.execute({
+          id: 'del',
+          name: 'delete_file',
+          arguments: { path: 'setup', recursive: true },
+        });
+        assert.equal(removed.error?.code, 'PERMISSION_DENIED', removed.content);
+        assert.equal((await lstat(join(vault, 'setup', 'vaultd.yaml'))).isSymbolicLink(), true);
+      } finally {
+        await second.host.stop();
+      }
+    });
+
+    it('refuses a checkout that would turn the link back into the old file', async () => {
+      const result = await started.call('git_checkout', { ref: 'HEAD~1' });
+      assert.equal(result.error?.code, 'PERMISSION_DENIED', result.content);
+      assert.equal((await lstat(join(vault, 'vaultd.yaml'))).isSymbolicLink(), true);
+    });
+  },
+);
 
 describe('vaultd’s folders and a git checkout in a vault kept in git', () => {
   let vault: string;

@@ -5,9 +5,16 @@ import {
   checkSearchable,
   dropUserArgv,
   missingSandboxProgram,
+  SETPRIV,
+  STAT,
   type RunAs,
 } from '../sandbox/run-as.ts';
-import { vaultMountArgs, vaultMounts, type VaultPaths } from '../sandbox/vault-mounts.ts';
+import {
+  identityCheckArgv,
+  vaultMountArgs,
+  vaultMounts,
+  type VaultPaths,
+} from '../sandbox/vault-mounts.ts';
 
 /** What the commands pack's sandbox needs to know besides the command. */
 export interface CommandSandbox {
@@ -44,7 +51,7 @@ export async function sandboxed(
       'EXECUTION_FAILED',
       missing === BWRAP
         ? 'this command runs in a bubblewrap sandbox, and bubblewrap is not installed (apt install bubblewrap)'
-        : `this command runs in a sandbox as tools.commands.run_as, and ${missing} is not installed (util-linux)`,
+        : `this command runs in a sandbox, and ${missing} is not installed (${missing === SETPRIV ? 'util-linux' : missing === STAT ? 'coreutils' : 'bash'})`,
     );
   }
   await checkSearchable(cwd, sandbox.runAs, {
@@ -82,6 +89,6 @@ export async function sandboxed(
     '--clearenv',
     ...Object.entries(env).flatMap(([key, value]) => ['--setenv', key, value]),
     '--',
-    ...argv,
+    ...identityCheckArgv(mounts.identities ?? [], argv),
   ];
 }

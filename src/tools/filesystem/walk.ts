@@ -81,6 +81,18 @@ export async function walk(
         // its state folder is; on the path as listed, which is real below the resolved start.
         if (options.mode === 'read' && files.protectedPaths?.read.some((p) => isInside(path, p)))
           continue;
+        // A link that is itself a protected path (vaultd's config kept as a link) is not removed
+        // or moved with its folder: made again, it would put another file at that path.
+        if (
+          options.mode === 'write' &&
+          type === 'symlink' &&
+          files.protectedPaths?.write.includes(path) === true
+        ) {
+          throw new ToolError(
+            'PERMISSION_DENIED',
+            `${relative} is a link that belongs to vaultd (its config or a plugin, or the way to one), which no tool may change`,
+          );
+        }
         // A link is checked as a folder entry, never through its target: removing or moving a
         // link that points out of the roots touches only the link.
         if (type === 'directory' || (options.mode === 'write' && type !== 'symlink')) {

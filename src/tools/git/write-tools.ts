@@ -101,7 +101,7 @@ async function checkCheckoutPaths(
     if (owned !== undefined) {
       throw new ToolError(
         'PERMISSION_DENIED',
-        `the checkout would ${removed ? 'remove' : 'write'} ${path}, in ${relative(worktree, owned).split(sep).join('/')} of the repository, which belongs to vaultd (or the editor) and no tool may change; nothing was checked out`,
+        `the checkout would ${removed ? 'remove' : 'write'} ${path}${owned === absolute ? '' : `, in ${relative(worktree, owned).split(sep).join('/')}`}, which belongs to vaultd (or the editor) and no tool may change; nothing was checked out`,
         { data: { reason: 'protected' } },
       );
     }

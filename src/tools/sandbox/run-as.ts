@@ -55,12 +55,18 @@ export function dropUserArgv(runAs: RunAs): string[] {
 /** Where bubblewrap is expected. */
 export const BWRAP = '/usr/bin/bwrap';
 
+/** `stat` of coreutils: the mount identity check inside a sandbox prints devices and inodes. */
+export const STAT = '/usr/bin/stat';
+
+/** The shell that runs that check before the sandboxed program. */
+export const CHECK_SHELL = '/bin/bash';
+
 /**
  * The program a sandbox needs that is not installed: bubblewrap, or (when vaultd runs as root)
  * setpriv; undefined when both are there.
  */
 export async function missingSandboxProgram(): Promise<string | undefined> {
-  for (const program of [BWRAP, ...(runsAsRoot() ? [SETPRIV] : [])]) {
+  for (const program of [BWRAP, CHECK_SHELL, STAT, ...(runsAsRoot() ? [SETPRIV] : [])]) {
     try {
       await access(program, constants.X_OK);
     } catch {

@@ -6,7 +6,9 @@ import { ToolError } from '../../protocol/errors.ts';
 import type { PackContext } from '../../protocol/pack.ts';
 import type { VaultAccess } from '../../protocol/types.ts';
 import { isInside } from '../../vault/access.ts';
-import { firstClosed, runsAsRoot, type RunAs } from './run-as.ts';
+import { CHECK_SHELL, firstClosed, runsAsRoot, STAT, type RunAs } from './run-as.ts';
+
+export { STAT } from './run-as.ts';
 import { isSystemPath } from './system-view.ts';
 
 /** Where vaultd keeps what no sandboxed command may change. */
@@ -32,6 +34,8 @@ export interface VaultMounts {
   readonly empty?: string;
   /** Paths mounted read-only again (the vault's entries no tool may write, vaultd's plugins). */
   readonly readOnly: readonly string[];
+  /** The working directory and the paths mounted in it, with the identity each must have. */
+  readonly identities?: readonly MountIdentity[];
 }
 
 /**
@@ -93,7 +97,15 @@ export async function vaultMounts(
   for (const path of files.protectedPaths?.write ?? []) {
     if (path === cwd || !isInside(path, cwd)) continue;
     const info = await lstat(path).catch(() => undefined);
-    if (info === undefined || info.isSymbolicLink()) continue;
+    if (info === undefined) continue;
+    if (info.isSymbolicLink()) {
+      // A mount cannot be put on a link, and a writable folder lets the command remove the link
+      // and make the path again as it likes.
+      throw new ToolError(
+        'PERMISSION_DENIED',
+        `the working directory holds ${path}, a symbolic link to one of vaultd's files or folders (its config, a plugin, .obsidian…), which a command here could replace; give a working directory that does not hold it, or make it a real file or folder`,
+      );
+    }
     readOnly.add(path);
   }
   // A folder between the working directory and a protected path is itself made a mount (of
@@ -111,13 +123,67 @@ export async function vaultMounts(
   }
   const pinned: string[] = [];
   for (const path of [...pin].sort()) if (await reachable(path, runAs)) pinned.push(path);
+  // What each path from the host must be once mounted: bwrap binds by path, so a folder swapped
+  // for a link while the sandbox is set up would be mounted in its place (see identityCheckArgv).
+  const identities: MountIdentity[] = [{ path: cwd, id: await identityOf(cwd) }];
+  for (const path of [...pinned, ...frozen]) identities.push({ path, id: await identityOf(path) });
+  if (empty !== undefined) {
+    const id = await identityOf(empty);
+    for (const path of blank) if (isInside(path, cwd)) identities.push({ path, id });
+  }
   return {
     pin: pinned,
     hide,
     blank,
     ...(empty === undefined ? {} : { empty }),
     readOnly: frozen,
+    identities,
   };
+}
+
+/** A path inside a sandbox and the device and inode (`dev:ino`) it must have there. */
+export interface MountIdentity {
+  readonly path: string;
+  readonly id: string;
+}
+
+async function identityOf(path: string): Promise<string> {
+  const info = await lstat(path);
+  return `${info.dev}:${info.ino}`;
+}
+
+/**
+ * The argument vector that runs `command` in a sandbox only once the paths mounted from the host
+ * are the very folders and files vaultd checked: bwrap binds by path, so one swapped for a link
+ * between vaultd's check and the mount (a background command of the agent's can flip a folder
+ * in a loop) would be mounted in its place, another folder writable, a secret shown. A shell
+ * compares `stat -c %d:%i` of each path with what vaultd saw; any difference exits 125 with
+ * nothing run. Nothing is added without paths to check.
+ * @param identities the paths and their `dev:ino`.
+ * @param command the program and its arguments, run with `exec`.
+ */
+export function identityCheckArgv(
+  identities: readonly MountIdentity[],
+  command: readonly string[],
+): string[] {
+  if (identities.length === 0) return [...command];
+  const script =
+    'want=$1; n=$2; shift 2; ' +
+    `got=$(${STAT} -c %d:%i -- "\${@:1:$n}" 2>&1) && [ "$got" = "$want" ] || ` +
+    "{ printf '%s\\n' 'vaultd: a folder or file mounted into this sandbox changed while it was set up (a link swapped in?); nothing ran' >&2; exit 125; }; " +
+    'shift "$n"; exec "$@"';
+  return [
+    CHECK_SHELL,
+    '--noprofile',
+    '--norc',
+    '-c',
+    script,
+    'vaultd-sandbox-check',
+    identities.map((i) => i.id).join('\n'),
+    String(identities.length),
+    ...identities.map((i) => i.path),
+    ...command,
+  ];
 }
 
 /**
@@ -144,8 +210,9 @@ export async function secretMounts(
   // Sorted, a folder comes before what it holds, which it then hides already.
   for (const path of [...secret].sort()) {
     if (!shown(path) || [...hide, ...blank].some((p) => isInside(path, p))) continue;
-    const info = await stat(path).catch(() => undefined);
-    if (info === undefined || !(await reachable(path, runAs))) continue;
+    // A link is listed with its target's real path, which is what is hidden.
+    const info = await lstat(path).catch(() => undefined);
+    if (info === undefined || info.isSymbolicLink() || !(await reachable(path, runAs))) continue;
     if (info.isDirectory()) hide.push(path);
     else blank.push(path);
   }
@@ -164,7 +231,10 @@ export async function emptyFile(): Promise<string> {
     const info = await lstat(join(emptyDir, 'empty')).catch(() => undefined);
     if (info?.isFile() === true && info.size === 0) return join(emptyDir, 'empty');
   }
-  const dir = await mkdtemp(join(tmpdir(), 'vaultd-empty-'));
+  // In /tmp rather than $TMPDIR, which may be a folder run_as cannot enter (root's own).
+  const dir = await mkdtemp(join('/tmp', 'vaultd-empty-')).catch(() =>
+    mkdtemp(join(tmpdir(), 'vaultd-empty-')),
+  );
   await chmod(dir, 0o755);
   await writeFile(join(dir, 'empty'), '', { mode: 0o444 });
   await chmod(join(dir, 'empty'), 0o444);

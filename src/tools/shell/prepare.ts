@@ -43,7 +43,13 @@ export async function planSandbox(
   if (runAs !== undefined) {
     await checkSearchable(cwd, runAs, { who: 'commands', key: 'tools.shell.run_as' });
   }
-  const { pin, hide, blank, empty, readOnly } = await vaultMounts(cwd, files, paths, false, runAs);
+  const { pin, hide, blank, empty, readOnly, identities } = await vaultMounts(
+    cwd,
+    files,
+    paths,
+    false,
+    runAs,
+  );
   return {
     cwd,
     env: args.env,
@@ -52,6 +58,7 @@ export async function planSandbox(
     blank,
     ...(empty === undefined ? {} : { empty }),
     readOnly,
+    ...(identities === undefined ? {} : { identities }),
     command: args.command,
     tag: newTag(),
   };

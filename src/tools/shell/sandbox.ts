@@ -3,7 +3,12 @@ import { randomBytes } from 'node:crypto';
 import { access, constants } from 'node:fs/promises';
 import { dropUserArgv, runsAsRoot, SETPRIV } from '../sandbox/run-as.ts';
 import { systemViewArgs } from '../sandbox/system-view.ts';
-import { vaultMountArgs } from '../sandbox/vault-mounts.ts';
+import {
+  identityCheckArgv,
+  STAT,
+  vaultMountArgs,
+  type MountIdentity,
+} from '../sandbox/vault-mounts.ts';
 import type { ShellSettings } from './config.ts';
 
 export { runsAsRoot } from '../sandbox/run-as.ts';
@@ -27,6 +32,8 @@ export interface SandboxPlan {
   readonly blank?: readonly string[];
   /** The empty file bound over `blank`. */
   readonly empty?: string;
+  /** What the working directory and the mounts in it must be once mounted (checked first). */
+  readonly identities?: readonly MountIdentity[];
   /** Paths inside the working directory kept read-only (vaultd's folders, config, plugins). */
   readonly readOnly: readonly string[];
   /** The command line, run by `bash -c`. */
@@ -70,15 +77,10 @@ export function sandboxArgv(
     `--nofile=${r.openFiles}`,
     '--core=0',
     '--',
-    BASH,
-    '--noprofile',
-    '--norc',
-    '-c',
-    '--',
-    plan.command,
   ];
+  const run = [BASH, '--noprofile', '--norc', '-c', '--', plan.command];
   const dropUser = dropUserArgv(settings.runAs);
-  if (settings.sandbox === 'none') return [...dropUser, ...limits];
+  if (settings.sandbox === 'none') return [...dropUser, ...limits, ...run];
   const env = sandboxEnv(settings, plan.env);
   return [
     ...dropUser,
@@ -118,6 +120,7 @@ export function sandboxArgv(
     plan.cwd,
     '--',
     ...limits,
+    ...identityCheckArgv(plan.identities ?? [], run),
   ];
 }
 
@@ -150,7 +153,7 @@ export async function probeSandbox(
   settings: ShellSettings,
   view: SystemView,
 ): Promise<SandboxStatus> {
-  const programs = [PRLIMIT, BASH, ...(runsAsRoot() ? [SETPRIV] : [])];
+  const programs = [PRLIMIT, BASH, STAT, ...(runsAsRoot() ? [SETPRIV] : [])];
   if (settings.sandbox === 'bwrap') programs.unshift(settings.bwrapPath);
   for (const program of programs) {
     try {
