@@ -52,10 +52,18 @@ export async function startShell(
     configFile,
     JSON.stringify({ vault: root, tools: { shell: { enabled: true, ...section } } }),
   );
-  const { host, registry, executor } = await startPackHost(configFile, {
-    allow: ['shell_*'],
-    executor: { vault: root, timeoutMs: 60_000 },
-  });
+  let started: Awaited<ReturnType<typeof startPackHost>>;
+  try {
+    started = await startPackHost(configFile, {
+      allow: ['shell_*'],
+      executor: { vault: root, timeoutMs: 60_000 },
+    });
+  } catch (error) {
+    // A config the pack refuses leaves no temp vault behind.
+    if (vault === undefined) await rm(root, { recursive: true, force: true });
+    throw error;
+  }
+  const { host, registry, executor } = started;
   return {
     vault: root,
     host,
