@@ -2,6 +2,7 @@ import { realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { configFileOf } from '../config/load-config.ts';
 import type { Config } from '../config/types.ts';
+import { isInside } from './access.ts';
 import type { VaultLayout } from './layout.ts';
 
 /** The folder the service setup keeps vaultd's config and secrets in (docs/service.md). */
@@ -72,7 +73,7 @@ export function protectedForRead(layout: VaultLayout, own: VaultdFiles = {}): st
  */
 function secretPaths(layout: VaultLayout, own: VaultdFiles): string[] {
   // A vault kept under /etc/vaultd (a test, an odd setup) keeps it reachable.
-  const paths = isWithin(layout.root, SYSTEM_CONFIG_DIR) ? [] : [SYSTEM_CONFIG_DIR];
+  const paths = isInside(layout.root, SYSTEM_CONFIG_DIR) ? [] : [SYSTEM_CONFIG_DIR];
   if (own.config !== undefined) {
     paths.push(own.config);
     // The folder as named and as it really is: a config reached through a link to its folder
@@ -86,16 +87,12 @@ function secretPaths(layout: VaultLayout, own: VaultdFiles): string[] {
     for (const folder of new Set([dirname(own.config), dirname(real)])) {
       if (
         basename(folder) === 'vaultd' &&
-        !isWithin(layout.root, folder) &&
-        !isWithin(folder, layout.root) &&
+        !isInside(layout.root, folder) &&
+        !isInside(folder, layout.root) &&
         folder !== SYSTEM_CONFIG_DIR
       )
         paths.push(folder);
     }
   }
   return paths;
-}
-
-function isWithin(child: string, parent: string): boolean {
-  return child === parent || child.startsWith(parent.endsWith('/') ? parent : `${parent}/`);
 }

@@ -7,8 +7,6 @@ import type { PackContext } from '../../protocol/pack.ts';
 import type { VaultAccess } from '../../protocol/types.ts';
 import { isInside } from '../../vault/access.ts';
 import { CHECK_SHELL, firstClosed, runsAsRoot, STAT, type RunAs } from './run-as.ts';
-
-export { STAT } from './run-as.ts';
 import { isSystemPath } from './system-view.ts';
 
 /** Where vaultd keeps what no sandboxed command may change. */

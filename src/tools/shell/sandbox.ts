@@ -1,14 +1,9 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { access, constants } from 'node:fs/promises';
-import { dropUserArgv, runsAsRoot, SETPRIV } from '../sandbox/run-as.ts';
+import { dropUserArgv, runsAsRoot, SETPRIV, STAT } from '../sandbox/run-as.ts';
 import { systemViewArgs } from '../sandbox/system-view.ts';
-import {
-  identityCheckArgv,
-  STAT,
-  vaultMountArgs,
-  type MountIdentity,
-} from '../sandbox/vault-mounts.ts';
+import { identityCheckArgv, vaultMountArgs, type MountIdentity } from '../sandbox/vault-mounts.ts';
 import type { ShellSettings } from './config.ts';
 
 export { runsAsRoot } from '../sandbox/run-as.ts';
