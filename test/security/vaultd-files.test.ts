@@ -56,6 +56,23 @@ async function start(configFile: string, allow: string[], vault: string): Promis
   };
 }
 
+/** Run git in a repository as a person would, with a fixed identity and no system config. */
+function gitIn(repo: string, args: readonly string[]): string {
+  // The tests' vaults belong to the sandbox's user when they run as root.
+  return execFileSync('git', ['-c', 'safe.directory=*', '-C', repo, ...args], {
+    encoding: 'utf8',
+    env: {
+      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      GIT_AUTHOR_NAME: 't',
+      GIT_AUTHOR_EMAIL: 't@example.invalid',
+      GIT_COMMITTER_NAME: 't',
+      GIT_COMMITTER_EMAIL: 't@example.invalid',
+      GIT_CONFIG_NOSYSTEM: '1',
+      HOME: repo,
+    },
+  }).trim();
+}
+
 function stdoutOf(result: ToolResult): string {
   return (result.data as { stdout?: string } | undefined)?.stdout ?? '';
 }
@@ -377,19 +394,7 @@ describe(
     let vault: string;
     let store: string;
     let started: Started;
-    const git = (...args: string[]): string =>
-      execFileSync('git', ['-c', 'safe.directory=*', '-C', vault, ...args], {
-        encoding: 'utf8',
-        env: {
-          PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-          GIT_AUTHOR_NAME: 't',
-          GIT_AUTHOR_EMAIL: 't@example.invalid',
-          GIT_COMMITTER_NAME: 't',
-          GIT_COMMITTER_EMAIL: 't@example.invalid',
-          GIT_CONFIG_NOSYSTEM: '1',
-          HOME: base,
-        },
-      }).trim();
+    const git = (...args: string[]): string => gitIn(vault, args);
 
     before(async () => {
       base = await mkdtemp(join(tmpdir(), 'vaultd-own-links-'));
@@ -478,19 +483,7 @@ describe('vaultd’s folders and a git checkout in a vault kept in git', () => {
   let vault: string;
   let started: Started;
   let first: string;
-  const git = (...args: string[]): string =>
-    execFileSync('git', ['-C', vault, ...args], {
-      encoding: 'utf8',
-      env: {
-        PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-        GIT_AUTHOR_NAME: 't',
-        GIT_AUTHOR_EMAIL: 't@example.invalid',
-        GIT_COMMITTER_NAME: 't',
-        GIT_COMMITTER_EMAIL: 't@example.invalid',
-        GIT_CONFIG_NOSYSTEM: '1',
-        HOME: vault,
-      },
-    }).trim();
+  const git = (...args: string[]): string => gitIn(vault, args);
 
   before(async () => {
     vault = await mkdtemp(join(tmpdir(), 'vaultd-own-git-'));
