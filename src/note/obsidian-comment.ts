@@ -1,4 +1,4 @@
-import type { NoteStructure } from './structure.ts';
+import { blockTokensOf, type NoteStructure } from './structure.ts';
 
 /**
  * Whether an Obsidian comment (`%%`) is open at `upTo`. Obsidian hides everything from a `%%`
@@ -14,17 +14,71 @@ export function isObsidianCommentOpen(
   structure: NoteStructure,
   upTo: number,
 ): boolean {
+  const between = counterBetween(text, structure);
   let at = Math.min(upTo, structure.frontMatter?.end ?? 0);
   let count = 0;
-  // Fences come in note order; one nested in another lies inside the outer one's span.
-  for (const fence of structure.fences) {
-    if (fence.start >= upTo) break;
-    if (fence.end <= at) continue;
-    if (fence.start > at) count += countOutsideCodeSpans(text.slice(at, fence.start));
-    at = Math.min(upTo, fence.end);
+  let budget = CONTAINER_BUDGET;
+  // A list or a quote holding a `%%` is read as CommonMark reads it, paragraph by paragraph inside
+  // it: a code span never runs from one item (or quote paragraph) into the next, and the lines of
+  // a paragraph inside a quote are one paragraph. Anything else, and containers past the budget
+  // (markdown-it reads lazy lines under nested quotes in quadratic time), by lines as below.
+  for (const block of structure.top) {
+    if (block.start >= upTo) break;
+    if (block.start < at || block.end > upTo || !CONTAINERS.has(block.kind)) continue;
+    const segment = text.slice(block.start, block.end);
+    if (!segment.includes('%%') || segment.length > budget) continue;
+    budget -= segment.length;
+    count += between(at, block.start) + countInContainer(segment);
+    at = block.end;
   }
-  if (at < upTo) count += countOutsideCodeSpans(text.slice(at, upTo));
+  count += between(at, upTo);
   return count % 2 === 1;
+}
+
+/** Top-level blocks whose paragraphs the lines alone do not tell apart. */
+const CONTAINERS = new Set(['bullet_list', 'ordered_list', 'blockquote']);
+
+/**
+ * Characters of lists and quotes read with markdown-it for one count, at most: it reads a line
+ * under deep quotes in time that grows with the depth (8 KB of lines under 500 quotes, 5 ms).
+ */
+const CONTAINER_BUDGET = 8 * 1024;
+
+/**
+ * Counts the `%%` outside fences and code spans between two offsets, by lines; the calls must go
+ * forward through the note (the fences are walked once).
+ */
+function counterBetween(
+  text: string,
+  structure: NoteStructure,
+): (from: number, to: number) => number {
+  let next = 0;
+  return (from, to) => {
+    let at = from;
+    let count = 0;
+    const fences = structure.fences;
+    // Fences come in note order; one nested in another lies inside the outer one's span.
+    while (next < fences.length && (fences[next] as { end: number }).end <= at) next++;
+    for (let i = next; i < fences.length; i++) {
+      const fence = fences[i] as { start: number; end: number };
+      if (fence.start >= to) break;
+      if (fence.end <= at) continue;
+      if (fence.start > at) count += countOutsideCodeSpans(text.slice(at, fence.start));
+      at = Math.min(to, fence.end);
+    }
+    if (at < to) count += countOutsideCodeSpans(text.slice(at, to));
+    return count;
+  };
+}
+
+/** The `%%` of a list or quote outside code: per paragraph or heading inside it, and in HTML. */
+function countInContainer(segment: string): number {
+  let count = 0;
+  for (const token of blockTokensOf(segment)) {
+    if (token.type === 'inline') count += countInParagraph(token.content);
+    else if (token.type === 'html_block') count += countPairs(token.content);
+  }
+  return count;
 }
 
 /**

@@ -185,6 +185,19 @@ function markdownIt(): MarkdownItParts {
 }
 
 /**
+ * markdown-it's block tokens of a piece of markdown, inline tokens with their content (container
+ * markers and indentation taken off) and no inline parse: for reading one list or quote as
+ * CommonMark does where the structure keeps only its span (the Obsidian comment count).
+ * @param src the markdown, starting at a line.
+ */
+export function blockTokensOf(src: string): readonly Token[] {
+  const { md } = markdownIt();
+  const tokens: Token[] = [];
+  md.block.parse(src, md, {}, tokens);
+  return tokens;
+}
+
+/**
  * The line table markdown-it's block state and vaultd's scanner build for `src`, for the test
  * that keeps them equal.
  * @param src normalised markdown.

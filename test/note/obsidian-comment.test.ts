@@ -60,6 +60,33 @@ describe('an Obsidian comment left open before a section vaultd writes', () => {
     }
   });
 
+  it('reads lists and quotes as CommonMark does: a code span never runs from one item into the next', () => {
+    // Two list items whose backticks would pair up read as one paragraph: the %% of the second
+    // item was taken for code, so vaultd wrote no closer and Obsidian hid its section.
+    const crafted = '- a `x\n- %% y` z\n';
+    assert.equal(open(crafted), true, crafted);
+    const out = replaceSection(crafted, 'Approval', SECTION);
+    assert.ok(shownAt(out, out.lastIndexOf('## Approval\n')), out);
+    assert.equal(open(out), false, out);
+    for (const [note, isOpen] of [
+      // One paragraph inside the item, over two lines: the span holds the %%.
+      ['- a `x\n  %% y` z\n', false],
+      // One paragraph inside a quote, its markers taken off: the same.
+      ['> a `x\n> %% y` z\n', false],
+      // A lazy line still belongs to the quote's paragraph.
+      ['> a `x\n%% y` z\n', false],
+      // Two quote paragraphs: no span between them.
+      ['> a `x\n>\n> %% y` z\n', true],
+      // Quotes in items, items in quotes, numbered lists.
+      ['1. a `x\n2. %% y` z\n', true],
+      ['> - a `x\n> - %% y` z\n', true],
+      // A fence inside an item is code; the %% after it counts.
+      ['- ```\n  %%\n  ```\n- %% b\n', true],
+    ] as const) {
+      assert.equal(open(note), isOpen, note);
+    }
+  });
+
   it('backtick runs of every length that never close are counted in one pass', () => {
     const runs = Array.from({ length: 3_000 }, (_, i) => '`'.repeat(i + 1)).join(' x ');
     assert.equal(open(`${runs} %%\n`), true);
