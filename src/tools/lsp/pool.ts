@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { LspConfig, ServerConfig } from './config.ts';
 import { ToolError } from '../../protocol/errors.ts';
 import { BWRAP, checkSearchable, missingSandboxProgram } from '../sandbox/run-as.ts';
+import { identitiesOf } from '../sandbox/vault-mounts.ts';
 import { LanguageServer, ServerFailure } from './server.ts';
 import { isTypescriptLanguageServer, resolveCommand, trustedTsserver } from './workspace.ts';
 
@@ -151,6 +152,16 @@ export class ServerPool {
     const raced = this.#servers.get(key);
     if (raced !== undefined && !raced.gone) return raced;
     await this.#makeRoom();
+    // The folders a sandboxed server is shown by path, as vaultd sees them now: a root swapped for
+    // a link before bwrap mounts it would show the server another folder.
+    const identities = server.sandbox
+      ? await identitiesOf([...this.#roots, root]).catch((error: unknown) => {
+          throw new ServerFailure(
+            `cannot look at the workspace: ${(error as Error).message}`,
+            true,
+          );
+        })
+      : [];
     const started = new LanguageServer({
       server,
       command,
@@ -159,6 +170,7 @@ export class ServerPool {
       initializationOptions,
       roots: this.#roots,
       hidden: this.#hidden,
+      identities,
       logger: this.#logger,
       onExit: (s, reason) => this.#crashed(key, s, reason),
     });

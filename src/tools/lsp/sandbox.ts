@@ -1,5 +1,6 @@
 import { basename, dirname, isAbsolute } from 'node:path';
 import { isSystemPath, systemViewArgs } from '../sandbox/system-view.ts';
+import { identityCheckArgv, type MountIdentity } from '../sandbox/vault-mounts.ts';
 
 /**
  * The arguments of bubblewrap that run a language server with only the system folders shown
@@ -16,6 +17,8 @@ import { isSystemPath, systemViewArgs } from '../sandbox/system-view.ts';
  * @param programs more files the server runs (the TypeScript it is given), shown like its own.
  * @param shown more folders to show as they are (`sandbox_paths`).
  * @param hidden bwrap arguments that hide vaultd's own files among those (see `secretMounts`).
+ * @param identities the roots and the workspace with the device and inode they must have once
+ *   mounted: checked before the server runs (see `identityCheckArgv`).
  */
 export function sandboxArgs(
   argv: readonly string[],
@@ -25,6 +28,7 @@ export function sandboxArgs(
   programs: readonly string[] = [],
   shown: readonly string[] = [],
   hidden: readonly string[] = [],
+  identities: readonly MountIdentity[] = [],
 ): string[] {
   // The installation each program path belongs to, unless a system folder holds it: the
   // `node_modules` folder it is in (its packages and theirs); else, for a program in a `bin`
@@ -64,6 +68,6 @@ export function sandboxArgs(
     '--clearenv',
     ...Object.entries(env).flatMap(([key, value]) => ['--setenv', key, value]),
     '--',
-    ...argv,
+    ...identityCheckArgv(identities, argv),
   ];
 }

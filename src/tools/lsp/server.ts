@@ -6,6 +6,7 @@ import type { LspConfig, ServerConfig } from './config.ts';
 import { JsonRpcConnection, JsonRpcError } from './json-rpc.ts';
 import { BWRAP, dropUserArgv } from '../sandbox/run-as.ts';
 import { sandboxArgs } from './sandbox.ts';
+import type { MountIdentity } from '../sandbox/vault-mounts.ts';
 import { safePath, type ResolvedCommand } from './workspace.ts';
 import { signalGroup } from '../../execute/exec.ts';
 
@@ -56,6 +57,8 @@ export interface LanguageServerOptions {
   readonly roots: readonly string[];
   /** bwrap arguments hiding vaultd's state, config and secrets from a sandboxed server. */
   readonly hidden?: readonly string[];
+  /** The roots and the workspace as vaultd saw them, checked once mounted (sandboxed only). */
+  readonly identities?: readonly MountIdentity[];
   readonly logger: Logger;
   /** Told once when the process ends without {@link LanguageServer.stop} having been called. */
   readonly onExit: (server: LanguageServer, reason: string) => void;
@@ -126,6 +129,7 @@ export class LanguageServer {
             [command.real, ...tsserverOf(options)],
             server.sandboxPaths,
             options.hidden,
+            options.identities,
           ),
         ]
       : argv;

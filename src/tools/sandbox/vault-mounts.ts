@@ -151,6 +151,16 @@ async function identityOf(path: string): Promise<string> {
 }
 
 /**
+ * The identities of paths a sandbox binds from the host, for {@link identityCheckArgv}.
+ * @param paths absolute real paths.
+ */
+export async function identitiesOf(paths: readonly string[]): Promise<MountIdentity[]> {
+  const out: MountIdentity[] = [];
+  for (const path of new Set(paths)) out.push({ path, id: await identityOf(path) });
+  return out;
+}
+
+/**
  * The argument vector that runs `command` in a sandbox only once the paths mounted from the host
  * are the very folders and files vaultd checked: bwrap binds by path, so one swapped for a link
  * between vaultd's check and the mount (a background command of the agent's can flip a folder

@@ -356,6 +356,27 @@ describe('the sandbox of a language server', () => {
     assert.ok(args.indexOf('--chdir') > hide, 'before the command, after every bind');
   });
 
+  it('runs the server only once the roots are the folders vaultd saw (a check before it)', () => {
+    const identities = [{ path: '/srv/vault', id: '2049:12' }];
+    const args = sandboxArgs(
+      ['/usr/bin/node', 'server.js'],
+      '/srv/vault',
+      ['/srv/vault'],
+      {},
+      [],
+      [],
+      [],
+      identities,
+    );
+    const command = args.slice(args.lastIndexOf('--') + 1);
+    assert.equal(command[0], '/bin/bash', command.join(' '));
+    assert.ok(command.includes('2049:12') && command.includes('/srv/vault'), command.join(' '));
+    assert.deepEqual(command.slice(-2), ['/usr/bin/node', 'server.js']);
+    // No check is added where there is nothing to check.
+    const plain = sandboxArgs(['/usr/bin/node', 'server.js'], '/srv/vault', ['/srv/vault'], {});
+    assert.deepEqual(plain.slice(plain.lastIndexOf('--') + 1), ['/usr/bin/node', 'server.js']);
+  });
+
   it('shows a node_modules folder outside the system folders whole', () => {
     const shown = binds(
       sandboxArgs(['/usr/bin/node', '/work/app/node_modules/a/b/cli.mjs'], '/v', ['/v'], {}),
