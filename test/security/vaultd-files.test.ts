@@ -27,6 +27,7 @@ import {
   identityCheckArgv,
   secretMounts,
   vaultMountArgs,
+  vaultMounts,
 } from '../../src/tools/sandbox/vault-mounts.ts';
 import { createVaultAccess, isInside } from '../../src/vault/access.ts';
 import { protectedForRead, protectedForWrite } from '../../src/vault/protected.ts';
@@ -172,6 +173,28 @@ describe('the check of what a sandbox mounted', () => {
       const gone = run(`${seen.dev}:${seen.ino}`);
       assert.equal(gone.status, 125, 'a path that vanished counts as changed');
       assert.equal(existsSync(marker), false);
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses to plan a sandbox whose working directory became a link (swapped with one)', async () => {
+    // renameat2(RENAME_EXCHANGE) in a loop put the same link back each time: the link's own
+    // inode was recorded, and the same link seen inside the sandbox passed the check.
+    const base = await mkdtemp(join(tmpdir(), 'vaultd-own-plan-'));
+    try {
+      await mkdir(join(base, 'vault'));
+      await symlink('.', join(base, 'vault', 'Build'));
+      const files = await createVaultAccess({
+        roots: [{ name: 'vault', path: join(base, 'vault'), writable: true }],
+      });
+      await assert.rejects(
+        vaultMounts(join(base, 'vault', 'Build'), files, {
+          vault: join(base, 'vault'),
+          state: join(base, 'vault', '.vaultd'),
+        }),
+        /became a symbolic link/,
+      );
     } finally {
       await rm(base, { recursive: true, force: true });
     }

@@ -147,6 +147,14 @@ export interface MountIdentity {
 
 async function identityOf(path: string): Promise<string> {
   const info = await lstat(path);
+  // What was checked as a folder or a file and is a link now was swapped meanwhile: its own
+  // inode would be recorded, and the same link seen again inside the sandbox would pass.
+  if (info.isSymbolicLink()) {
+    throw new ToolError(
+      'EXECUTION_FAILED',
+      `${path} became a symbolic link while the sandbox was planned (swapped?); nothing ran`,
+    );
+  }
   return `${info.dev}:${info.ino}`;
 }
 
