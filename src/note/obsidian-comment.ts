@@ -19,20 +19,31 @@ export function isObsidianCommentOpen(
   let count = 0;
   let budget = CONTAINER_BUDGET;
   let workBudget = NESTING_WORK_BUDGET;
-  // A list or a quote holding a `%%` is read as CommonMark reads it, paragraph by paragraph inside
-  // it: a code span never runs from one item (or quote paragraph) into the next, and the lines of
-  // a paragraph inside a quote are one paragraph. Anything else, and containers past the budget
-  // (markdown-it reads lazy lines under nested quotes in quadratic time), by lines as below.
+  // Each top-level block holding a `%%` is counted on its own: a code span never runs from one
+  // block into the next (a setext underline, a thematic break, an HTML block or a definition ends
+  // a paragraph as a blank line does), and indented code is code. A list or a quote is read as
+  // CommonMark reads it, paragraph by paragraph inside it: a code span never runs from one item
+  // (or quote paragraph) into the next, and the lines of a paragraph inside a quote are one
+  // paragraph. Containers past the budgets (markdown-it's time grows with quote depth), blocks cut
+  // by `upTo` and the text between blocks are counted by lines, as below.
   for (const block of structure.top) {
     if (block.start >= upTo) break;
-    if (block.start < at || block.end > upTo || !CONTAINERS.has(block.kind)) continue;
+    if (block.start < at || block.end > upTo) continue;
     const segment = text.slice(block.start, block.end);
-    if (!segment.includes('%%') || segment.length > budget) continue;
-    const work = nestingWork(segment);
-    if (work > workBudget) continue;
-    budget -= segment.length;
-    workBudget -= work;
-    count += between(at, block.start) + countInContainer(segment);
+    if (!segment.includes('%%')) continue;
+    let exact: number;
+    if (block.kind === 'fence' || block.kind === 'code_block') exact = 0;
+    else if (block.kind === 'html_block') exact = countPairs(segment);
+    else if (!CONTAINERS.has(block.kind)) exact = countInParagraph(segment);
+    else {
+      if (segment.length > budget) continue;
+      const work = nestingWork(segment);
+      if (work > workBudget) continue;
+      budget -= segment.length;
+      workBudget -= work;
+      exact = countInContainer(segment);
+    }
+    count += between(at, block.start) + exact;
     at = block.end;
   }
   count += between(at, upTo);
@@ -128,8 +139,9 @@ function countInContainer(segment: string): number {
 
 /**
  * The `%%` in a text outside code spans, paragraph by paragraph: a code span never runs past a
- * blank line or a heading's line (counting one across them would put vaultd's own `%%` where it
- * opens a comment instead of closing one).
+ * blank line (a line of quote markers alone included), a list item's start or a heading's line
+ * (counting one across them would put vaultd's own `%%` where it opens a comment instead of
+ * closing one).
  */
 function countOutsideCodeSpans(segment: string): number {
   if (!segment.includes('%%')) return 0;
@@ -140,46 +152,124 @@ function countOutsideCodeSpans(segment: string): number {
     chunk = [];
   };
   for (const line of segment.split(/\r\n|\r|\n/)) {
-    if (line.trim() === '') flush();
+    // A line of quote markers alone is a blank line inside the quote.
+    if (/^[ \t>]*$/.test(line)) flush();
     else if (/^ {0,3}#{1,6}(?:[ \t]|$)/.test(line)) {
       flush();
       count += countInParagraph(line);
-    } else chunk.push(line);
+    } else {
+      // A list item starts a paragraph of its own.
+      if (/^[ \t>]*(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)/.test(line)) flush();
+      chunk.push(line);
+    }
   }
   flush();
   return count;
 }
 
 /**
- * The `%%` in one paragraph outside code spans: a run of backticks opens a span closed by the next
- * run of the same length (none: the run is text). The next run of each length is found
- * beforehand, so runs of many lengths that never close cost one pass, not one pass each.
+ * The `%%` in one paragraph outside code spans, raw HTML and autolinks, read left to right as
+ * CommonMark does: whichever of a code span, an HTML tag (or comment, declaration…) and an
+ * autolink starts first wins; a backtick run opens a span closed by the next run of the same
+ * length (none: the run is text), and a backslash before a run takes its first backtick out of the
+ * opener (a closer needs none of that). The runs of each length are listed beforehand, so runs of
+ * many lengths that never close cost one pass, not one pass each.
  */
 function countInParagraph(segment: string): number {
   if (!segment.includes('%%')) return 0;
   const runs: { start: number; end: number }[] = [];
   for (const m of segment.matchAll(/`+/g))
     runs.push({ start: m.index, end: m.index + m[0].length });
-  const next: (number | undefined)[] = new Array<number | undefined>(runs.length);
-  const later = new Map<number, number>();
-  for (let i = runs.length - 1; i >= 0; i--) {
-    const run = runs[i] as { start: number; end: number };
-    next[i] = later.get(run.end - run.start);
-    later.set(run.end - run.start, i);
+  // For each length, the indices of the runs of that length, in order.
+  const byLength = new Map<number, number[]>();
+  for (const [i, run] of runs.entries()) {
+    const length = run.end - run.start;
+    let list = byLength.get(length);
+    if (list === undefined) byLength.set(length, (list = []));
+    list.push(i);
   }
+  const closerAfter = (i: number, length: number): number | undefined => {
+    const list = byLength.get(length);
+    if (list === undefined) return undefined;
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((list[mid] as number) <= i) lo = mid + 1;
+      else hi = mid;
+    }
+    return list[lo];
+  };
   let count = 0;
-  let at = 0;
-  for (let i = 0; i < runs.length;) {
-    const close = next[i];
-    if (close === undefined) {
-      i++;
+  let text = 0; // where the text not yet counted starts
+  let pos = 0;
+  let i = 0; // the first run at or after pos
+  let lt = segment.indexOf('<');
+  for (;;) {
+    while (i < runs.length && (runs[i] as { start: number }).start < pos) i++;
+    const run = runs[i];
+    // The next `<` is looked for again only once passed: one scan of the paragraph in all.
+    if (lt >= 0 && lt < pos) lt = segment.indexOf('<', pos);
+    if (lt >= 0 && (run === undefined || lt < run.start)) {
+      const end = rawEnd(segment, lt);
+      if (end === undefined) {
+        pos = lt + 1;
+        continue;
+      }
+      count += countPairs(segment.slice(text, lt));
+      text = pos = end;
       continue;
     }
-    count += countPairs(segment.slice(at, (runs[i] as { start: number }).start));
-    at = (runs[close] as { end: number }).end;
-    i = close + 1;
+    if (run === undefined) break;
+    let slashes = 0;
+    while (segment.charCodeAt(run.start - 1 - slashes) === 92) slashes++;
+    const opener = run.end - run.start - (slashes % 2);
+    const close = opener === 0 ? undefined : closerAfter(i, opener);
+    if (close === undefined) {
+      pos = run.end;
+      continue;
+    }
+    count += countPairs(segment.slice(text, run.start));
+    text = pos = (runs[close] as { end: number }).end;
   }
-  return count + countPairs(segment.slice(at));
+  return count + countPairs(segment.slice(text));
+}
+
+// CommonMark's raw HTML and autolinks (spec 0.31, sections 6.5 and 6.6), matched at a `<`.
+const WS = '[ \\t\\r\\n]';
+const ATTRIBUTE = `(?:${WS}+[A-Za-z_:][A-Za-z0-9_.:-]*(?:${WS}*=${WS}*(?:[^"'=<>\`\\u0000-\\u0020]+|'[^']*'|"[^"]*"))?)`;
+const RAW = new RegExp(
+  [
+    `<[A-Za-z][A-Za-z0-9-]*${ATTRIBUTE}*${WS}*/?>`,
+    `</[A-Za-z][A-Za-z0-9-]*${WS}*>`,
+    '<!-->',
+    '<!--->',
+    '<!--[\\s\\S]*?-->',
+    '<\\?[\\s\\S]*?\\?>',
+    '<![A-Za-z][^>]*>',
+    '<!\\[CDATA\\[[\\s\\S]*?\\]\\]>',
+    '<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^<>\\u0000-\\u0020]*>',
+    "<[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*>",
+  ].join('|'),
+  'y',
+);
+
+/**
+ * Characters a piece of raw HTML or an autolink may take to be seen as one here: every `<` is
+ * tried, and one that opens a comment or a quoted attribute never closed would otherwise be
+ * scanned to the end of the paragraph each time (quadratic in a paragraph of `<!--`).
+ */
+const RAW_WINDOW = 256;
+
+/** The end of the raw HTML or autolink starting at `at` (a `<`), or undefined when none does. */
+function rawEnd(segment: string, at: number): number | undefined {
+  const next = segment.charCodeAt(at + 1);
+  // A letter, `/`, `!` or `?` after the `<`, or nothing starts there.
+  if (!((next | 32) >= 97 && (next | 32) <= 122) && next !== 47 && next !== 33 && next !== 63)
+    return undefined;
+  RAW.lastIndex = 0;
+  const match = RAW.exec(segment.slice(at, at + RAW_WINDOW));
+  return match === null ? undefined : at + match[0].length;
 }
 
 function countPairs(text: string): number {

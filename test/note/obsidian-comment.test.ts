@@ -87,6 +87,34 @@ describe('an Obsidian comment left open before a section vaultd writes', () => {
     }
   });
 
+  it('reads backticks as CommonMark does, block by block and inline (the second red team’s notes)', () => {
+    // Each was counted closed while CommonMark reads a comment open (vaultd wrote no closer and
+    // Obsidian hid its section), or the other way round (vaultd's closer opened one).
+    const filler = `> ${'filler words here. '.repeat(500)}\n`;
+    for (const [note, isOpen] of [
+      ['a `\n---\nb %% `\n', true],
+      ['a `\n***\n%% `\n', true],
+      ['- a `\n***\n%% `\n', true],
+      ['a `\n<div>\n%% `\n', true],
+      ['para\n\n    %%\n', false],
+      ['x \\` %% `\n', true],
+      ['x \\\\` %% `\n', false],
+      ['<http://x`> %% `\n', true],
+      ['<span title="`">%%</span> `\n', true],
+      ['x <!-- ` --> %% `\n', true],
+      ['`<a href="`">` %%\n', true],
+      ['- x \\` %% `\n', true],
+      ['> <http://x`> %% `\n', true],
+      ['[r]: /u "`"\n%% `\n', true],
+      // Quotes past the budget are read by lines: a line of markers alone still ends a paragraph.
+      [`${filler}>\n> a \`\n>\n> %% \`\n`, true],
+    ] as const) {
+      assert.equal(open(note), isOpen, note.slice(-40));
+      const out = replaceSection(note, 'Approval', SECTION);
+      assert.ok(shownAt(out, out.lastIndexOf('## Approval\n')), out.slice(-200));
+    }
+  });
+
   it('backtick runs of every length that never close are counted in one pass', () => {
     const runs = Array.from({ length: 3_000 }, (_, i) => '`'.repeat(i + 1)).join(' x ');
     assert.equal(open(`${runs} %%\n`), true);
