@@ -35,6 +35,7 @@ import {
   resolveLayout,
   type VaultLayout,
 } from './vault/index.ts';
+import { isInside } from './vault/access.ts';
 import { isVanished } from './vault/fs-errors.ts';
 import { mayBeUndecoded } from './vault/file-names.ts';
 import { listNotes, moveUnnamable } from './vault/scan.ts';
@@ -150,6 +151,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   // What was opened so far, closed again (newest first) when the start fails part-way.
   const opened: (() => unknown)[] = [];
   try {
+    warnOfPluginsInVault(config, layout.root, logger);
     await removeStaleTempFiles(layout, logger);
     const inProgressAtStart = await listNotes(layout.inProgress);
     const ledger = await Ledger.open(layout.state, {
@@ -857,4 +859,28 @@ function rateLimitsFromConfig(config: Config): Record<string, { max: number; win
     }
   }
   return limits;
+}
+
+/**
+ * Warn about each plugin module kept in the vault: no tool may change the module itself, but what
+ * it imports (a module beside it, a `node_modules` folder above it) vaultd does not know, and a
+ * tool writing there would run code in vaultd at its next start.
+ * @param config the config, its plugins absolute.
+ * @param vault the vault's path.
+ * @param logger where the warning goes.
+ * @returns the plugins warned about.
+ */
+export function warnOfPluginsInVault(
+  config: Pick<Config, 'plugins'>,
+  vault: string,
+  logger: Logger,
+): string[] {
+  const inside = config.plugins.filter((plugin) => isInside(plugin, vault));
+  for (const plugin of inside) {
+    logger.warn(
+      { plugin, vault },
+      'plugin kept in the vault: tools cannot change it, but the modules it imports could be changed; keep plugins outside the vault (docs/packs.md)',
+    );
+  }
+  return inside;
 }

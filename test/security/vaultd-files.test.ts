@@ -20,7 +20,9 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { pino } from 'pino';
 import { CONFIG_DEFAULTS } from '../../src/config/index.ts';
+import { warnOfPluginsInVault } from '../../src/daemon.ts';
 import type { ToolResult } from '../../src/protocol/index.ts';
 import type { PackHost } from '../../src/tools/host.ts';
 import {
@@ -94,6 +96,31 @@ describe('the paths vaultd protects', () => {
     const inVault = protectedForRead(layout, { config: '/srv/vault/vaultd.yaml' });
     assert.ok(inVault.includes('/srv/vault/vaultd.yaml'));
     assert.ok(!inVault.includes('/srv/vault'));
+  });
+});
+
+describe('plugins kept in the vault', () => {
+  it('are named in a warning at start: what they import is not protected', () => {
+    const lines: { msg: string; plugin?: string }[] = [];
+    const logger = pino(
+      { level: 'warn' },
+      { write: (line: string) => lines.push(JSON.parse(line) as (typeof lines)[number]) },
+    );
+    const warned = warnOfPluginsInVault(
+      {
+        plugins: [
+          '/srv/vault/Plugins/tool.mjs',
+          '/opt/vaultd-plugins/other.mjs',
+          '/srv/vault2/x.mjs',
+        ],
+      },
+      '/srv/vault',
+      logger,
+    );
+    assert.deepEqual(warned, ['/srv/vault/Plugins/tool.mjs']);
+    assert.equal(lines.length, 1);
+    assert.equal(lines[0]?.plugin, '/srv/vault/Plugins/tool.mjs');
+    assert.match(lines[0]?.msg ?? '', /outside the vault/);
   });
 });
 
