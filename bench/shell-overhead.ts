@@ -36,7 +36,7 @@ try {
   const cwd = await workDir(shell.vault, 'work');
   const settings = readShellSettings({});
   const view = await systemView();
-  const plan = { cwd, env: {}, hide: [], readOnly: [], command: 'true' };
+  const plan = { cwd, env: {}, hide: [], blank: [], readOnly: [], command: 'true' };
   console.log(
     `${runs} runs each of \`true\`; vaultd ${process.getuid?.() === 0 ? 'as root (setpriv to run_as)' : 'unprivileged'}`,
   );

@@ -40,7 +40,7 @@ import { isVanished } from './vault/fs-errors.ts';
 import { mayBeUndecoded } from './vault/file-names.ts';
 import { listNotes, moveUnnamable } from './vault/scan.ts';
 import { assertInsideVault } from './vault/vault-writer.ts';
-import { protectedForRead, protectedForWrite, vaultdFilesOf } from './vault/protected.ts';
+import { protectedPathsOf } from './vault/protected.ts';
 import type { ToolPack } from './protocol/pack.ts';
 import { PackHost } from './tools/host.ts';
 import { relative } from 'node:path';
@@ -285,10 +285,7 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
     cacheTtlMs: currentConfig.cache_ttl_ms,
     logger,
     vault: layout.root,
-    protectedPaths: {
-      write: protectedForWrite(layout, vaultdFilesOf(currentConfig)),
-      read: protectedForRead(layout, vaultdFilesOf(currentConfig)),
-    },
+    protectedPaths: protectedPathsOf(layout, currentConfig),
     gate,
     toolConfig: (name) => currentConfig.tools[name] ?? {},
     rateLimits: rateLimitsFromConfig(currentConfig),

@@ -7,8 +7,13 @@ import { checkToolSchemas, withPack } from '../protocol/define-tool.ts';
 import type { PackContext, PackHandle, PackRoot, ToolPack } from '../protocol/pack.ts';
 import type { ToolRegistry } from '../protocol/registry.ts';
 import type { JsonSchema, RateLimit, Tool, VaultAccess } from '../protocol/types.ts';
-import { createVaultAccess, type SharedAccess } from '../vault/access.ts';
-import { protectedForRead, protectedForWrite, vaultdFilesOf } from '../vault/protected.ts';
+import {
+  createVaultAccess,
+  resolveProtection,
+  type Protection,
+  type SharedAccess,
+} from '../vault/access.ts';
+import { protectedPathsOf } from '../vault/protected.ts';
 import { BUILTIN_PACKS } from './index.ts';
 import type { VaultLayout } from '../vault/layout.ts';
 
@@ -155,6 +160,8 @@ export class PackHost {
   readonly #options: PackHostOptions;
   readonly #running = new Map<string, Running>();
   #config: Config;
+  /** What no tool may write or read, resolved at the first pack's start. */
+  #protection: Promise<Protection> | undefined;
 
   /** @param options packs, config, vault layout, registry and logger. */
   constructor(options: PackHostOptions) {
@@ -186,6 +193,7 @@ export class PackHost {
 
   /** Start every enabled pack and register its tools; a pack that fails to start stops start-up. */
   async start(): Promise<void> {
+    this.#protection = undefined;
     for (const pack of this.#options.packs) {
       if (!this.isEnabled(pack)) continue;
       try {
@@ -290,15 +298,17 @@ export class PackHost {
     const controller = new AbortController();
     const stateDir = join(layout.state, 'packs', pack.name);
     const vaultRoot: PackRoot = { name: 'vault', path: layout.root, writable: true };
-    const own = vaultdFilesOf(this.#config);
+    // Resolved once for every pack of a start: a walk of each protected path's folders.
+    const protection = await (this.#protection ??= resolveProtection(
+      protectedPathsOf(layout, this.#config),
+    ));
     const access = async (
       roots: readonly PackRoot[] = [],
       options: { vault?: boolean } = {},
     ): Promise<SharedAccess> =>
       createVaultAccess({
         roots: [...(options.vault === false ? [] : [vaultRoot]), ...roots],
-        protectedForWrite: protectedForWrite(layout, own),
-        protectedForRead: protectedForRead(layout, own),
+        protection,
       });
     let files = await access();
     const ctx: PackContext = {

@@ -1,3 +1,4 @@
+import type { Stats } from 'node:fs';
 import { lstat, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ToolError } from '../protocol/errors.ts';
@@ -19,6 +20,17 @@ export interface AccessOptions {
   readonly protectedForWrite?: readonly string[];
   /** Paths no tool may read: vaultd's state (`.vaultd/`), its config file, `/etc/vaultd`. */
   readonly protectedForRead?: readonly string[];
+  /**
+   * Both lists already resolved by {@link resolveProtection}, in place of the two above: a host
+   * making an access per pack resolves them once.
+   */
+  readonly protection?: Protection;
+}
+
+/** Protected paths in the forms the checks compare against (see {@link resolveProtection}). */
+export interface Protection {
+  readonly write: readonly string[];
+  readonly read: readonly string[];
 }
 
 /** A {@link VaultAccess} that can hand out a view recording the files one call changed. */
@@ -62,12 +74,14 @@ export async function createVaultAccess(options: AccessOptions): Promise<SharedA
   }
   // Each root's real path and its path as configured: a write is checked against both.
   const tops = roots.flatMap((r, i) => [r.path, resolve(options.roots[i]?.path ?? r.path)]);
-  const noWrite = await protectedForms(options.protectedForWrite ?? []);
-  const noRead = await protectedForms(options.protectedForRead ?? []);
-  const protectedPaths = Object.freeze({
-    write: Object.freeze([...noWrite]),
-    read: Object.freeze([...noRead]),
-  });
+  const protectedPaths =
+    options.protection ??
+    (await resolveProtection({
+      write: options.protectedForWrite ?? [],
+      read: options.protectedForRead ?? [],
+    }));
+  const noWrite = protectedPaths.write;
+  const noRead = protectedPaths.read;
   const make = (onChanged: (path: string) => void): SharedAccess => ({
     roots,
     protectedPaths,
@@ -189,27 +203,44 @@ function relativeTo(root: FileRoot, path: string): string {
 }
 
 /**
- * The forms of protected paths the checks compare against: each one's real path, and every
+ * Protected paths in the forms the checks compare against: each one's real path, and every
  * symbolic link on the way to it as a path of its own (its folder's real path and its name). A
  * config file kept as a link (`vaultd.yaml` → a dotfiles checkout) is then protected as the file
- * it leads to and as the link, which removing and making again would otherwise replace.
+ * it leads to and as the link, which removing and making again would otherwise replace. Each
+ * folder on the way is looked at once for both lists (they share the vault's path).
+ * @param paths absolute paths no tool may write, and no tool may read.
  */
-async function protectedForms(paths: readonly string[]): Promise<string[]> {
-  const forms = new Set<string>();
-  for (const path of paths) {
-    forms.add(await realOrResolved(path));
-    for (const link of await linksOnTheWay(resolve(path))) forms.add(link);
-  }
-  return [...forms];
+export async function resolveProtection(paths: {
+  readonly write: readonly string[];
+  readonly read: readonly string[];
+}): Promise<Protection> {
+  const seen = new Map<string, Promise<Stats | undefined>>();
+  const look = (path: string): Promise<Stats | undefined> => {
+    let info = seen.get(path);
+    if (info === undefined) seen.set(path, (info = lstat(path).catch(() => undefined)));
+    return info;
+  };
+  const forms = async (list: readonly string[]): Promise<readonly string[]> => {
+    const out = new Set<string>();
+    for (const path of list) {
+      out.add(await realOrResolved(path));
+      for (const link of await linksOnTheWay(resolve(path), look)) out.add(link);
+    }
+    return Object.freeze([...out]);
+  };
+  return Object.freeze({ write: await forms(paths.write), read: await forms(paths.read) });
 }
 
 /** The symbolic links met resolving `path` component by component, each named by its real folder. */
-async function linksOnTheWay(path: string): Promise<string[]> {
+async function linksOnTheWay(
+  path: string,
+  look: (path: string) => Promise<Stats | undefined>,
+): Promise<string[]> {
   const links: string[] = [];
   let at = '/';
   for (const part of path.split(sep).filter((p) => p !== '')) {
     const here = join(at, part);
-    const info = await lstat(here).catch(() => undefined);
+    const info = await look(here);
     if (info === undefined) break;
     if (info.isSymbolicLink()) {
       links.push(here);

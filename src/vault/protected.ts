@@ -25,6 +25,24 @@ export function vaultdFilesOf(config: Config): VaultdFiles {
 }
 
 /**
+ * What no tool may write and what no tool may read, for a vault and the config vaultd loaded
+ * ({@link protectedForWrite}, {@link protectedForRead}), its config file looked up once.
+ * @param layout the vault's folders.
+ * @param config the loaded config.
+ */
+export function protectedPathsOf(
+  layout: VaultLayout,
+  config: Config,
+): { write: string[]; read: string[] } {
+  const own = vaultdFilesOf(config);
+  const secrets = secretPaths(layout, own);
+  return {
+    write: [...ownFolders(layout), ...secrets, ...(own.plugins ?? [])],
+    read: [layout.state, ...secrets],
+  };
+}
+
+/**
  * vaultd's own folders and state, and the editor's: no tool writes there. The inbox is among them:
  * a tool that writes notes there would make calls that make calls, with no human in the loop
  * once a grant or a scratch folder covers it; agents write the inbox themselves. Git folders
@@ -36,6 +54,10 @@ export function vaultdFilesOf(config: Config): VaultdFiles {
  * @returns absolute paths, folders or files.
  */
 export function protectedForWrite(layout: VaultLayout, own: VaultdFiles = {}): string[] {
+  return [...ownFolders(layout), ...secretPaths(layout, own), ...(own.plugins ?? [])];
+}
+
+function ownFolders(layout: VaultLayout): string[] {
   return [
     layout.state,
     layout.inbox,
@@ -49,8 +71,6 @@ export function protectedForWrite(layout: VaultLayout, own: VaultdFiles = {}): s
     join(layout.root, '.obsidian'),
     join(layout.root, '.trash'),
     join(layout.root, 'Dashboard.md'),
-    ...secretPaths(layout, own),
-    ...(own.plugins ?? []),
   ];
 }
 

@@ -338,32 +338,33 @@ describe('vaultd’s files and the shell sandbox', { skip: !HAS_BWRAP && 'no bwr
 
   const shell = (command: string): Promise<ToolResult> =>
     started.call('shell_exec', { command, cwd: '.' });
+  /** Each command fails: the sandbox keeps the file as it is. */
+  const allRefused = async (attacks: readonly string[]): Promise<void> => {
+    for (const attack of attacks) {
+      const result = await shell(attack);
+      assert.equal(result.status, 'error', `${attack} succeeded`);
+    }
+  };
 
   it('shows the config file empty and keeps it as it is', async () => {
     const seen = await shell('wc -c < vaultd.yaml');
     assert.equal(seen.status, 'success', seen.content);
     assert.equal(stdoutOf(seen).trim(), '0', 'the config file reads empty');
-    for (const attack of [
+    await allRefused([
       'echo "policy: {allow: [\\"*\\"]}" >> vaultd.yaml',
       'mv vaultd.yaml old.yaml',
       'rm -f vaultd.yaml',
-    ]) {
-      const result = await shell(attack);
-      assert.equal(result.status, 'error', `${attack} succeeded`);
-    }
+    ]);
     assert.equal(await readFile(join(vault, 'vaultd.yaml'), 'utf8'), configText(vault));
   });
 
   it('keeps a plugin module and the way to it as they are', async () => {
-    for (const attack of [
+    await allRefused([
       'echo "process.exit(1)" >> Plugins/tool.mjs',
       'rm -f Plugins/tool.mjs',
       // The folder renamed and made again would put the command's file at the plugin's path.
       'mv Plugins Plugins.old && mkdir Plugins && echo forged > Plugins/tool.mjs',
-    ]) {
-      const result = await shell(attack);
-      assert.equal(result.status, 'error', `${attack} succeeded`);
-    }
+    ]);
     assert.equal(await readFile(join(vault, 'Plugins', 'tool.mjs'), 'utf8'), PLUGIN_TEXT);
     assert.equal(existsSync(join(vault, 'Plugins.old')), false);
     // The rest of the folder stays the command's to write.

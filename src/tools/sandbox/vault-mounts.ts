@@ -267,14 +267,12 @@ export async function emptyFile(): Promise<string> {
  * The bwrap arguments for {@link VaultMounts}; they come after the working directory's `--bind`.
  * @param mounts what to hide and keep read-only.
  */
-export function vaultMountArgs(
-  mounts: Omit<VaultMounts, 'blank'> & { readonly blank?: readonly string[] },
-): string[] {
+export function vaultMountArgs(mounts: VaultMounts): string[] {
   return [
     ...(mounts.pin ?? []).flatMap((p) => ['--bind', p, p]),
     ...mounts.readOnly.flatMap((p) => ['--ro-bind', p, p]),
     ...mounts.hide.flatMap((p) => ['--tmpfs', p, '--remount-ro', p]),
-    ...(mounts.empty === undefined ? [] : (mounts.blank ?? [])).flatMap((p) => [
+    ...(mounts.empty === undefined ? [] : mounts.blank).flatMap((p) => [
       '--ro-bind',
       mounts.empty as string,
       p,

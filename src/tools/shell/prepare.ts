@@ -43,23 +43,6 @@ export async function planSandbox(
   if (runAs !== undefined) {
     await checkSearchable(cwd, runAs, { who: 'commands', key: 'tools.shell.run_as' });
   }
-  const { pin, hide, blank, empty, readOnly, identities } = await vaultMounts(
-    cwd,
-    files,
-    paths,
-    false,
-    runAs,
-  );
-  return {
-    cwd,
-    env: args.env,
-    ...(pin === undefined ? {} : { pin }),
-    hide,
-    blank,
-    ...(empty === undefined ? {} : { empty }),
-    readOnly,
-    ...(identities === undefined ? {} : { identities }),
-    command: args.command,
-    tag: newTag(),
-  };
+  const mounts = await vaultMounts(cwd, files, paths, false, runAs);
+  return { ...mounts, cwd, env: args.env, command: args.command, tag: newTag() };
 }

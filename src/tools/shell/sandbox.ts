@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { access, constants } from 'node:fs/promises';
 import { dropUserArgv, runsAsRoot, SETPRIV, STAT } from '../sandbox/run-as.ts';
 import { systemViewArgs } from '../sandbox/system-view.ts';
-import { identityCheckArgv, vaultMountArgs, type MountIdentity } from '../sandbox/vault-mounts.ts';
+import { identityCheckArgv, vaultMountArgs, type VaultMounts } from '../sandbox/vault-mounts.ts';
 import type { ShellSettings } from './config.ts';
 
 export { runsAsRoot } from '../sandbox/run-as.ts';
@@ -13,24 +13,15 @@ const BASH = '/bin/bash';
 /** Prefix of the no-op variable name that tags each sandbox's bwrap process (see `sweep.ts`). */
 export const TAG_PREFIX = 'VAULTD_SANDBOX_';
 
-/** What the sandbox of one command looks like. */
-export interface SandboxPlan {
+/**
+ * What the sandbox of one command looks like: its working directory, environment and command, and
+ * the mounts that keep vaultd's files out of its reach (see `vaultMounts`).
+ */
+export interface SandboxPlan extends VaultMounts {
   /** Absolute real path of the working directory (writable). */
   readonly cwd: string;
   /** Variables set inside, besides `PATH`, `HOME` and `TMPDIR`. */
   readonly env: Readonly<Record<string, string>>;
-  /** Folders bound onto themselves so they cannot be renamed (see `VaultMounts.pin`). */
-  readonly pin?: readonly string[];
-  /** Folders replaced by an empty tmpfs (vaultd's state, `/etc/vaultd`). */
-  readonly hide: readonly string[];
-  /** Files replaced by an empty one (vaultd's config file, when the sandbox would show it). */
-  readonly blank?: readonly string[];
-  /** The empty file bound over `blank`. */
-  readonly empty?: string;
-  /** What the working directory and the mounts in it must be once mounted (checked first). */
-  readonly identities?: readonly MountIdentity[];
-  /** Paths inside the working directory kept read-only (vaultd's folders, config, plugins). */
-  readonly readOnly: readonly string[];
   /** The command line, run by `bash -c`. */
   readonly command: string;
   /** A unique tag (from {@link newTag}) to find the sandbox's processes after a kill. */
@@ -164,7 +155,7 @@ export async function probeSandbox(
   if (settings.sandbox === 'none') return { ok: true };
   const argv = sandboxArgv(
     settings,
-    { cwd: '/tmp', env: {}, hide: [], readOnly: [], command: 'true', tag: newTag() },
+    { cwd: '/tmp', env: {}, hide: [], blank: [], readOnly: [], command: 'true', tag: newTag() },
     view,
   );
   const [file, ...args] = argv;
