@@ -1,19 +1,26 @@
 import {
   close,
+  closeSync,
   constants,
   fchmod,
   fstat,
+  fstatSync,
   fsync,
   lstat as lstatCallback,
+  lstatSync,
   open,
+  openSync,
   read,
+  readSync,
   realpath as realpathCallback,
+  realpathSync,
   rename as renameCallback,
+  renameSync,
   unlink,
   write,
   type Stats,
 } from 'node:fs';
-import { promisify } from 'node:util';
+import { performance } from 'node:perf_hooks';
 
 // The file-system calls of a note's path through the daemon (read, claim, write back, move), on
 // Node's callback API. `fs/promises` does the same system calls, but each goes through a
@@ -23,12 +30,111 @@ import { promisify } from 'node:util';
 // cost the main thread roughly half of what they did (bench/README.md, item 17). Everything else
 // keeps `fs/promises`. Errors are the same Node errors (code, syscall, path).
 
+//
+// A note on its own goes faster without the thread pool: each call there is a round trip (a pool
+// thread woken, the loop woken back), 0.1–0.2 ms on a VM whose idle cores sleep, and a note's way
+// has about a dozen of them. So while none of this module's calls is out in the pool, the metadata
+// calls (lstat, rename, realpath) and a note's read run synchronously on the main thread, where on
+// a local disk they take microseconds. Under load something is always out (a write, an fsync), so
+// every call goes to the pool and the main thread never waits on a file system shared with them
+// (a rename waits for its folder's lock); a synchronous call that took longer than
+// SLOW_SYNC_CALL_MS (a slow or network file system) turns the fast path off for
+// SLOW_SYNC_PAUSE_MS. Writes and fsyncs always go to the pool. bench/README.md, item 57.
+
+/** A synchronous call slower than this, in ms, turns the fast path off for a while. */
+const SLOW_SYNC_CALL_MS = 2;
+/** How long the fast path stays off after a slow synchronous call, in ms. */
+const SLOW_SYNC_PAUSE_MS = 60_000;
+
+/** This module's calls out in the thread pool now. */
+let outstanding = 0;
+/** `performance.now()` before which no call is made synchronously. */
+let syncOffUntil = 0;
+/** Whether the fast path is allowed at all. */
+let fastPathAllowed = true;
+/** The slow-call limit in use (tests lower it). */
+let slowCallMs = SLOW_SYNC_CALL_MS;
+
+/**
+ * Set up the synchronous fast path, and forget a pause: for tests of both paths.
+ * @param options `allowed` (default true): whether calls may run synchronously when nothing is
+ *   out in the pool; `slowCallMs` (default 2): a synchronous call slower than this pauses it.
+ */
+export function configureFastPath(options: { allowed?: boolean; slowCallMs?: number } = {}): void {
+  fastPathAllowed = options.allowed ?? true;
+  slowCallMs = options.slowCallMs ?? SLOW_SYNC_CALL_MS;
+  syncOffUntil = 0;
+}
+
+/** Whether a call made now would run synchronously on the main thread (for tests). */
+export function fastPathOpen(): boolean {
+  return fast();
+}
+
+/** Whether the next call may run synchronously on the main thread. */
+function fast(): boolean {
+  return (
+    fastPathAllowed &&
+    outstanding === 0 &&
+    (syncOffUntil === 0 || performance.now() >= syncOffUntil)
+  );
+}
+
+/** Note the time a synchronous call started at; past the limit, the fast path pauses. */
+function timed(startedAt: number): void {
+  const now = performance.now();
+  if (now - startedAt > slowCallMs) syncOffUntil = now + SLOW_SYNC_PAUSE_MS;
+}
+
+/**
+ * A call run synchronously when the fast path allows it, else through the thread pool.
+ * @param syncCall the synchronous form.
+ * @param poolCall the callback form.
+ */
+function either<A extends unknown[], R>(
+  syncCall: (...args: A) => R,
+  poolCall: (...args: [...A, (error: NodeJS.ErrnoException | null, value: R) => void]) => void,
+): (...args: A) => Promise<R> {
+  return (...args: A): Promise<R> => {
+    if (fast()) {
+      const startedAt = performance.now();
+      try {
+        return Promise.resolve(syncCall(...args));
+      } catch (error) {
+        return Promise.reject(error as Error);
+      } finally {
+        timed(startedAt);
+      }
+    }
+    outstanding += 1;
+    return new Promise((resolve, reject) => {
+      poolCall(...args, (error, value) => {
+        outstanding -= 1;
+        if (error !== null) reject(error);
+        else resolve(value);
+      });
+    });
+  };
+}
+
 /** `lstat`, as `fs/promises` has it. */
-export const lstat: (path: string) => Promise<Stats> = promisify(lstatCallback);
+export const lstat: (path: string) => Promise<Stats> = either(
+  (path: string) => lstatSync(path),
+  (path: string, done: (error: NodeJS.ErrnoException | null, stats: Stats) => void) =>
+    lstatCallback(path, done),
+);
 /** `rename`, as `fs/promises` has it. */
-export const rename: (from: string, to: string) => Promise<void> = promisify(renameCallback);
+export const rename: (from: string, to: string) => Promise<void> = either(
+  (from: string, to: string) => renameSync(from, to),
+  (from: string, to: string, done: (error: NodeJS.ErrnoException | null, value: void) => void) =>
+    renameCallback(from, to, (error) => done(error, undefined)),
+);
 /** The system's `realpath(3)`, as `fs/promises.realpath` (not the JavaScript `fs.realpath`). */
-export const realpath: (path: string) => Promise<string> = promisify(realpathCallback.native);
+export const realpath: (path: string) => Promise<string> = either(
+  (path: string) => realpathSync.native(path),
+  (path: string, done: (error: NodeJS.ErrnoException | null, real: string) => void) =>
+    realpathCallback.native(path, done),
+);
 
 /** What {@link readFileNoFollow} found. */
 export interface FileBytes {
@@ -61,55 +167,126 @@ export function readFileNoFollow(
   maxBytes: number,
   keepOpen = false,
 ): Promise<FileBytes> {
-  return new Promise((resolve, reject) => {
-    open(path, READ_FLAGS, (openError, fd) => {
-      if (openError !== null) {
-        reject(openError);
-        return;
+  const cap = maxBytes + 1;
+  if (fast()) {
+    const startedAt = performance.now();
+    let fd: number | undefined;
+    try {
+      fd = openSync(path, READ_FLAGS);
+      const stats = fstatSync(fd);
+      if (!stats.isFile() || stats.nlink > 1) return Promise.resolve({ stats, bytes: null });
+      // A large note is read through the pool: its read may come from the disk.
+      if (stats.size >= FAST_READ_MAX_BYTES) {
+        const open = fd;
+        fd = undefined;
+        return tracked(readToEnd(open, stats, cap, keepOpen));
       }
-      const done = (error: Error | null, value?: FileBytes): void => {
-        close(fd, (closeError) => {
-          if (error !== null) reject(error);
-          else if (closeError !== null) reject(closeError);
-          else resolve(value as FileBytes);
+      const bytes = readToEndSync(fd, stats.size, cap);
+      if (!keepOpen) return Promise.resolve({ stats, bytes });
+      const open = fd;
+      fd = undefined;
+      return Promise.resolve({ stats, bytes, fd: open });
+    } catch (error) {
+      return Promise.reject(error as Error);
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+      timed(startedAt);
+    }
+  }
+  return tracked(
+    new Promise<FileBytes>((resolve, reject) => {
+      open(path, READ_FLAGS, (openError, fd) => {
+        if (openError !== null) {
+          reject(openError);
+          return;
+        }
+        fstat(fd, (statError, stats) => {
+          if (statError !== null) closeAndReject(fd, statError, reject);
+          else if (!stats.isFile() || stats.nlink > 1)
+            closeAndResolve(fd, { stats, bytes: null }, resolve, reject);
+          else readToEnd(fd, stats, cap, keepOpen).then(resolve, reject);
         });
-      };
-      fstat(fd, (statError, stats) => {
-        if (statError !== null) {
-          done(statError);
+      });
+    }),
+  );
+}
+
+/** Notes at least this large are read through the pool even on the fast path. */
+const FAST_READ_MAX_BYTES = 64 * 1024;
+
+/**
+ * A promise of a pool call, counted as out in the pool until it settles.
+ * @param settled the call's promise.
+ */
+function tracked<T>(settled: Promise<T>): Promise<T> {
+  outstanding += 1;
+  return settled.finally(() => {
+    outstanding -= 1;
+  });
+}
+
+function closeAndReject(fd: number, error: Error, reject: (error: Error) => void): void {
+  close(fd, () => reject(error));
+}
+
+function closeAndResolve(
+  fd: number,
+  value: FileBytes,
+  resolve: (value: FileBytes) => void,
+  reject: (error: Error) => void,
+): void {
+  close(fd, (closeError) => {
+    if (closeError !== null) reject(closeError);
+    else resolve(value);
+  });
+}
+
+/**
+ * Read an open regular file to its end or `cap` bytes through the pool; one read for a file whose
+ * size does not change meanwhile (a short read of a regular file is its end). Closes the file
+ * unless `keepOpen` (then its descriptor is handed back); closes it on an error.
+ */
+function readToEnd(fd: number, stats: Stats, cap: number, keepOpen: boolean): Promise<FileBytes> {
+  return new Promise((resolve, reject) => {
+    let buffer = Buffer.allocUnsafe(Math.min(stats.size + 1, cap));
+    let length = 0;
+    const more = (): void => {
+      read(fd, buffer, length, buffer.length - length, length, (readError, bytesRead) => {
+        if (readError !== null) {
+          closeAndReject(fd, readError, reject);
           return;
         }
-        if (!stats.isFile() || stats.nlink > 1) {
-          done(null, { stats, bytes: null });
+        length += bytesRead;
+        // A short read is the end; a full buffer below the cap means the file grew.
+        if (bytesRead === 0 || length < buffer.length || length >= cap) {
+          const bytes = buffer.subarray(0, length);
+          if (keepOpen) resolve({ stats, bytes, fd });
+          else closeAndResolve(fd, { stats, bytes }, resolve, reject);
           return;
         }
-        const cap = maxBytes + 1;
-        let buffer = Buffer.allocUnsafe(Math.min(stats.size + 1, cap));
-        let length = 0;
-        const more = (): void => {
-          read(fd, buffer, length, buffer.length - length, length, (readError, bytesRead) => {
-            if (readError !== null) {
-              done(readError);
-              return;
-            }
-            length += bytesRead;
-            // A short read is the end; a full buffer below the cap means the file grew.
-            if (bytesRead === 0 || length < buffer.length || length >= cap) {
-              const bytes = buffer.subarray(0, length);
-              if (keepOpen) resolve({ stats, bytes, fd });
-              else done(null, { stats, bytes });
-              return;
-            }
-            const grown = Buffer.allocUnsafe(Math.min(buffer.length * 2, cap));
-            buffer.copy(grown, 0, 0, length);
-            buffer = grown;
-            more();
-          });
-        };
+        const grown = Buffer.allocUnsafe(Math.min(buffer.length * 2, cap));
+        buffer.copy(grown, 0, 0, length);
+        buffer = grown;
         more();
       });
-    });
+    };
+    more();
   });
+}
+
+/** {@link readToEnd}, synchronously, leaving the file open. */
+function readToEndSync(fd: number, size: number, cap: number): Buffer {
+  let buffer = Buffer.allocUnsafe(Math.min(size + 1, cap));
+  let length = 0;
+  for (;;) {
+    const bytesRead = readSync(fd, buffer, length, buffer.length - length, length);
+    length += bytesRead;
+    if (bytesRead === 0 || length < buffer.length || length >= cap)
+      return buffer.subarray(0, length);
+    const grown = Buffer.allocUnsafe(Math.min(buffer.length * 2, cap));
+    buffer.copy(grown, 0, 0, length);
+    buffer = grown;
+  }
 }
 
 /** Options of {@link writeNewFile}. */
@@ -131,7 +308,7 @@ export interface NewFileOptions {
  * @throws the failing call's error.
  */
 export function writeNewFile(path: string, data: Buffer, options: NewFileOptions): Promise<void> {
-  return new Promise((resolve, reject) => {
+  const settled = new Promise<void>((resolve, reject) => {
     const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_TRUNC;
     open(path, flags, options.mode, (openError, fd) => {
       if (openError !== null) {
@@ -178,6 +355,7 @@ export function writeNewFile(path: string, data: Buffer, options: NewFileOptions
       });
     });
   });
+  return tracked(settled);
 }
 
 /**

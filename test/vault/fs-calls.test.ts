@@ -1,0 +1,172 @@
+// The note path's file calls: the synchronous fast path (a note on its own) and the thread pool's
+// path (under load) give the same results and errors, the fast path is taken only while nothing
+// is out in the pool, and a slow synchronous call turns it off.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import {
+  closeSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, afterEach, before, describe, it } from 'node:test';
+import {
+  configureFastPath,
+  fastPathOpen,
+  lstat,
+  readFileNoFollow,
+  realpath,
+  rename,
+  writeNewFile,
+} from '../../src/vault/fs-calls.ts';
+
+let dir: string;
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'vaultd-fs-calls-'));
+});
+after(async () => {
+  configureFastPath();
+  await rm(dir, { recursive: true, force: true });
+});
+afterEach(() => configureFastPath());
+
+const openFds = (): number => readdirSync('/proc/self/fd').length;
+
+/** What a call gave: its value, or its error's code and syscall. */
+async function outcome<T>(call: () => Promise<T>): Promise<unknown> {
+  try {
+    return { value: await call() };
+  } catch (error) {
+    const e = error as NodeJS.ErrnoException;
+    return { code: e.code, syscall: e.syscall };
+  }
+}
+
+for (const mode of ['fast path', 'thread pool'] as const) {
+  describe(`file calls, ${mode}`, () => {
+    let here: string;
+    before(() => {
+      here = join(dir, mode.replace(' ', '-'));
+      mkdirSync(here);
+      writeFileSync(join(here, 'note.md'), 'hello\n');
+      writeFileSync(join(here, 'big.md'), 'x'.repeat(100 * 1024));
+      symlinkSync(join(here, 'note.md'), join(here, 'link.md'));
+      writeFileSync(join(here, 'linked.md'), 'two names');
+      linkSync(join(here, 'linked.md'), join(here, 'second-name.md'));
+      execFileSync('mkfifo', [join(here, 'fifo.md')]);
+      mkdirSync(join(here, 'folder.md'));
+    });
+    const setUp = (): void => configureFastPath({ allowed: mode === 'fast path' });
+
+    it('reads a note, a note past the cap, and a large note in full', async () => {
+      setUp();
+      const fds = openFds();
+      const small = await readFileNoFollow(join(here, 'note.md'), 1000);
+      assert.equal(small.bytes?.toString(), 'hello\n');
+      assert.equal(small.fd, undefined);
+      const capped = await readFileNoFollow(join(here, 'note.md'), 3);
+      assert.equal(capped.bytes?.toString(), 'hell', 'the cap and one byte more');
+      const big = await readFileNoFollow(join(here, 'big.md'), 1024 * 1024);
+      assert.equal(big.bytes?.length, 100 * 1024);
+      assert.equal(openFds(), fds, 'every file closed');
+    });
+
+    it('reads nothing of a link, a fifo, a folder or a file with two names, and closes them', async () => {
+      setUp();
+      const fds = openFds();
+      assert.deepEqual(await outcome(() => readFileNoFollow(join(here, 'link.md'), 100)), {
+        code: 'ELOOP',
+        syscall: 'open',
+      });
+      assert.deepEqual(await outcome(() => readFileNoFollow(join(here, 'gone.md'), 100)), {
+        code: 'ENOENT',
+        syscall: 'open',
+      });
+      for (const name of ['fifo.md', 'folder.md', 'linked.md']) {
+        const read = await readFileNoFollow(join(here, name), 100);
+        assert.equal(read.bytes, null, name);
+      }
+      assert.equal(openFds(), fds, 'every file closed');
+    });
+
+    it('hands the file over open when asked', async () => {
+      setUp();
+      const read = await readFileNoFollow(join(here, 'note.md'), 100, true);
+      assert.equal(read.bytes?.toString(), 'hello\n');
+      assert.ok(read.fd !== undefined);
+      const again = Buffer.alloc(5);
+      readSync(read.fd, again, 0, 5, 0);
+      assert.equal(again.toString(), 'hello');
+      closeSync(read.fd);
+    });
+
+    it('lstat, realpath and rename answer as fs/promises does', async () => {
+      setUp();
+      assert.equal((await lstat(join(here, 'link.md'))).isSymbolicLink(), true);
+      assert.equal(await realpath(join(here, 'link.md')), join(here, 'note.md'));
+      assert.deepEqual(await outcome(() => lstat(join(here, 'gone.md'))), {
+        code: 'ENOENT',
+        syscall: 'lstat',
+      });
+      assert.deepEqual(await outcome(() => rename(join(here, 'gone.md'), join(here, 'x.md'))), {
+        code: 'ENOENT',
+        syscall: 'rename',
+      });
+      writeFileSync(join(here, 'move-me.md'), 'm');
+      await rename(join(here, 'move-me.md'), join(here, 'moved.md'));
+      assert.equal(existsSync(join(here, 'moved.md')), true);
+    });
+  });
+}
+
+describe('the fast path is taken only when nothing is out in the pool', () => {
+  it('runs a call synchronously on its own', async () => {
+    configureFastPath();
+    assert.equal(fastPathOpen(), true);
+    writeFileSync(join(dir, 'a.md'), 'a');
+    const moved = rename(join(dir, 'a.md'), join(dir, 'b.md'));
+    assert.equal(existsSync(join(dir, 'b.md')), true, 'renamed before the promise settled');
+    await moved;
+  });
+
+  it('sends every call to the pool while a write is out there, and comes back after', async () => {
+    configureFastPath();
+    const writing = writeNewFile(join(dir, 'new.md'), Buffer.from('data'), {
+      mode: 0o644,
+      chmod: false,
+    });
+    assert.equal(fastPathOpen(), false, 'a write is out in the pool');
+    const looked = lstat(dir);
+    await Promise.all([writing, looked]);
+    assert.equal(fastPathOpen(), true, 'nothing out any more');
+  });
+
+  it('counts a pool call that failed as back', async () => {
+    configureFastPath({ allowed: false });
+    await assert.rejects(lstat(join(dir, 'nothing-here')), { code: 'ENOENT' });
+    await assert.rejects(readFileNoFollow(join(dir, 'nothing-here'), 10), { code: 'ENOENT' });
+    configureFastPath();
+    assert.equal(fastPathOpen(), true);
+  });
+
+  it('pauses after a slow synchronous call', async () => {
+    configureFastPath({ slowCallMs: -1 });
+    assert.equal(fastPathOpen(), true);
+    await lstat(dir);
+    assert.equal(fastPathOpen(), false, 'a call slower than the limit turns it off');
+    configureFastPath();
+    assert.equal(fastPathOpen(), true);
+  });
+
+  it('can be turned off', () => {
+    configureFastPath({ allowed: false });
+    assert.equal(fastPathOpen(), false);
+  });
+});
