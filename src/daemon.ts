@@ -725,19 +725,29 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
   };
 
   const reload = (next: Config): ReloadOutcome => {
-    // What the running parts can take at once; the rest needs a restart, and is said so.
-    const needsRestart = (
-      [
-        'vault',
-        'concurrency',
-        'timeout_ms',
-        'folders',
-        'http',
-        'plugins',
-        'reconcile_cron',
-        'ledger',
-      ] as const
-    ).filter((key) => JSON.stringify(next[key]) !== JSON.stringify(ctx.config[key]));
+    // What the running parts can take at once; the rest needs a restart, and is said so: the
+    // parts below read these at start (the executor its retry and cache, the note worker its
+    // timeout, the call budget and the worker's section limit max_calls_per_note, the monitor
+    // its interval, the schedules their cron).
+    const startKeys: readonly (readonly [string, (config: Config) => unknown])[] = [
+      ['vault', (c) => c.vault],
+      ['concurrency', (c) => c.concurrency],
+      ['timeout_ms', (c) => c.timeout_ms],
+      ['folders', (c) => c.folders],
+      ['http', (c) => c.http],
+      ['plugins', (c) => c.plugins],
+      ['reconcile_cron', (c) => c.reconcile_cron],
+      ['ledger', (c) => c.ledger],
+      ['retry', (c) => c.retry],
+      ['cache_ttl_ms', (c) => c.cache_ttl_ms],
+      ['parse_timeout_ms', (c) => c.parse_timeout_ms],
+      ['max_calls_per_note', (c) => c.max_calls_per_note],
+      ['dashboard_interval_ms', (c) => c.dashboard_interval_ms],
+      ['approval.check_cron', (c) => c.approval.check_cron],
+    ];
+    const needsRestart = startKeys
+      .filter(([, read]) => JSON.stringify(read(next)) !== JSON.stringify(read(ctx.config)))
+      .map(([key]) => key);
     let nextPolicy: CompiledPolicy;
     try {
       nextPolicy = compilePolicy(next.policy);

@@ -83,6 +83,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     }
   }
 
+  alignOutbox(data, config, problems);
+
   const baseDir = file === undefined ? process.cwd() : dirname(file);
   let vault: string | undefined;
   if (options.vault !== undefined) vault = resolve(options.vault);
@@ -134,6 +136,37 @@ const CONFIG_FILES = new WeakMap<Config, string>();
  */
 export function configFileOf(config: Config): string | undefined {
   return CONFIG_FILES.get(config);
+}
+
+/**
+ * `folders.outbox` (the folder vaultd creates and keeps clear of temp files) and the notify pack's
+ * `outbox.folder` (where `send_notification` files a message) name one folder: either one set
+ * fills in the other, and both set to different folders is a problem.
+ */
+function alignOutbox(
+  data: Raw,
+  config: { folders: Config['folders']; tools: Config['tools'] },
+  problems: string[],
+): void {
+  const folders = data['folders'];
+  const folderSet = isMapping(folders) && typeof folders['outbox'] === 'string';
+  const key = ['notify', 'send_notification'].find((name) => config.tools[name] !== undefined);
+  const section = key === undefined ? undefined : config.tools[key];
+  if (section !== undefined && !isMapping(section)) return; // reported by the schema
+  const outbox = isMapping(section?.['outbox']) ? (section['outbox'] as Raw) : undefined;
+  const toolFolder = outbox?.['folder'];
+  if (typeof toolFolder === 'string') {
+    if (!folderSet) config.folders = { ...config.folders, outbox: toolFolder };
+    else if (toolFolder !== config.folders.outbox)
+      problems.push(
+        `config keys 'folders.outbox' (${quoteValue(config.folders.outbox)}) and 'tools.${key ?? 'notify'}.outbox.folder' (${quoteValue(toolFolder)}) name different folders; they are the same folder: set one of them`,
+      );
+  } else if (folderSet) {
+    (config.tools as Record<string, Raw>)[key ?? 'notify'] = {
+      ...section,
+      outbox: { ...outbox, folder: config.folders.outbox },
+    };
+  }
 }
 
 function isMapping(value: unknown): value is Raw {

@@ -535,6 +535,44 @@ describe('loadConfig tool sections', () => {
   });
 });
 
+describe('the outbox folder: folders.outbox and the notify pack name one folder', () => {
+  it('files messages into folders.outbox when only it is set', async () => {
+    const config = await load('folders: {outbox: Mail}');
+    assert.equal(config.folders.outbox, 'Mail');
+    assert.deepEqual(config.tools['notify'], { outbox: { folder: 'Mail' } });
+  });
+
+  it('keeps the rest of the pack section, under its legacy key too', async () => {
+    const config = await load(
+      'folders: {outbox: Mail}\ntools: {send_notification: {default_method: outbox}}',
+    );
+    assert.deepEqual(config.tools['send_notification'], {
+      default_method: 'outbox',
+      outbox: { folder: 'Mail' },
+    });
+    assert.equal(config.tools['notify'], undefined);
+  });
+
+  it("creates and cleans the tool's folder when only the tool's is set", async () => {
+    const config = await load('tools: {notify: {outbox: {folder: Letters}}}');
+    assert.equal(config.folders.outbox, 'Letters');
+  });
+
+  it('refuses two different folders', async () => {
+    const problems = await problemsOf(
+      'folders: {outbox: Mail}\ntools: {notify: {outbox: {folder: Letters}}}',
+    );
+    assert.equal(problems.length, 1);
+    assert.match(problems[0] ?? '', /'folders\.outbox'.*'tools\.notify\.outbox\.folder'.*set one/);
+  });
+
+  it('leaves both at their default when neither is set', async () => {
+    const config = await load('');
+    assert.equal(config.folders.outbox, 'Outbox');
+    assert.equal(config.tools['notify'], undefined);
+  });
+});
+
 describe('shipped config', () => {
   it('config/vaultd.yaml loads and points at the example vault', () => {
     const file = resolve(import.meta.dirname, '../../config/vaultd.yaml');

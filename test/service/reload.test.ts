@@ -75,11 +75,12 @@ describe('vaultd run: SIGHUP reloads the config', () => {
   it('names the settings that need a restart', async () => {
     await vault.writeConfig({
       sideLog: otherLog,
-      extra: "settle_ms: 200\nconcurrency: 3\npolicy:\n  deny:\n    - 'slow_echo(text:secret*)'",
+      extra:
+        "settle_ms: 200\nconcurrency: 3\nretry:\n  attempts: 2\napproval:\n  check_cron: '*/7 * * * *'\npolicy:\n  deny:\n    - 'slow_echo(text:secret*)'",
     });
     const mark = await reload();
     const line = await waitForLog(daemon, 'config reloaded', mark);
-    assert.deepEqual(line['needs_restart'], ['concurrency']);
+    assert.deepEqual(line['needs_restart'], ['concurrency', 'retry', 'approval.check_cron']);
   });
 
   it('keeps the running config when the new one is invalid, says why, and goes on processing', async () => {
