@@ -3,6 +3,7 @@ import {
   closeSync,
   constants,
   fchmod,
+  fchmodSync,
   fstat,
   fstatSync,
   fsync,
@@ -18,6 +19,7 @@ import {
   renameSync,
   unlink,
   write,
+  writeSync,
   type Stats,
 } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -34,22 +36,29 @@ import { performance } from 'node:perf_hooks';
 // A note on its own goes faster without the thread pool: each call there is a round trip (a pool
 // thread woken, the loop woken back), 0.1–0.2 ms on a VM whose idle cores sleep, and a note's way
 // has about a dozen of them. So while none of this module's calls is out in the pool, the metadata
-// calls (lstat, rename, realpath) and a note's read run synchronously on the main thread, where on
-// a local disk they take microseconds. Under load something is always out (a write, an fsync), so
-// every call goes to the pool and the main thread never waits on a file system shared with them
-// (a rename waits for its folder's lock); a synchronous call that took longer than
-// SLOW_SYNC_CALL_MS (a slow or network file system) turns the fast path off for
-// SLOW_SYNC_PAUSE_MS. Writes and fsyncs always go to the pool. bench/README.md, item 57.
+// calls (lstat, rename, realpath), a note's read and a new file's create and write (into the page
+// cache) run synchronously on the main thread, where on a local disk they take microseconds; files
+// of 64 KiB or more, and every fsync (which waits for the disk), go to the pool. Under load
+// something is always out (an fsync), so every call goes to the pool and the main thread never
+// waits on a file system shared with them (a rename waits for its folder's lock). Three
+// synchronous calls slower than SLOW_SYNC_CALL_MS within SLOW_SYNC_WINDOW_MS (a slow or network
+// file system; one alone is noise, such as the first note's cold start) turn the fast path off for
+// SLOW_SYNC_PAUSE_MS. bench/README.md, item 57.
 
 /** A synchronous call slower than this, in ms, turns the fast path off for a while. */
 const SLOW_SYNC_CALL_MS = 2;
-/** How long the fast path stays off after a slow synchronous call, in ms. */
+/** How many slow synchronous calls, within how long, turn the fast path off. */
+const SLOW_SYNC_CALLS = 3;
+const SLOW_SYNC_WINDOW_MS = 10_000;
+/** How long the fast path stays off then, in ms. */
 const SLOW_SYNC_PAUSE_MS = 60_000;
 
 /** This module's calls out in the thread pool now. */
 let outstanding = 0;
 /** `performance.now()` before which no call is made synchronously. */
 let syncOffUntil = 0;
+/** When the last slow synchronous calls ended (at most SLOW_SYNC_CALLS of them). */
+let slowAt: number[] = [];
 /** Whether the fast path is allowed at all. */
 let fastPathAllowed = true;
 /** The slow-call limit in use (tests lower it). */
@@ -64,6 +73,7 @@ export function configureFastPath(options: { allowed?: boolean; slowCallMs?: num
   fastPathAllowed = options.allowed ?? true;
   slowCallMs = options.slowCallMs ?? SLOW_SYNC_CALL_MS;
   syncOffUntil = 0;
+  slowAt = [];
 }
 
 /** Whether a call made now would run synchronously on the main thread (for tests). */
@@ -83,7 +93,14 @@ function fast(): boolean {
 /** Note the time a synchronous call started at; past the limit, the fast path pauses. */
 function timed(startedAt: number): void {
   const now = performance.now();
-  if (now - startedAt > slowCallMs) syncOffUntil = now + SLOW_SYNC_PAUSE_MS;
+  if (now - startedAt <= slowCallMs) return;
+  slowAt.push(now);
+  if (slowAt.length > SLOW_SYNC_CALLS) slowAt.shift();
+  const first = slowAt[0] ?? now;
+  if (slowAt.length === SLOW_SYNC_CALLS && now - first <= SLOW_SYNC_WINDOW_MS) {
+    syncOffUntil = now + SLOW_SYNC_PAUSE_MS;
+    slowAt = [];
+  }
 }
 
 /**
@@ -308,37 +325,27 @@ export interface NewFileOptions {
  * @throws the failing call's error.
  */
 export function writeNewFile(path: string, data: Buffer, options: NewFileOptions): Promise<void> {
+  if (data.length < FAST_WRITE_MAX_BYTES && fast()) return writeNewFileFast(path, data, options);
   const settled = new Promise<void>((resolve, reject) => {
-    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_TRUNC;
-    open(path, flags, options.mode, (openError, fd) => {
+    open(path, NEW_FILE_FLAGS, options.mode, (openError, fd) => {
       if (openError !== null) {
         reject(openError);
         return;
       }
-      const fail = (error: Error): void => {
-        close(fd, () => unlink(path, () => reject(error)));
-      };
       let written = 0;
       const writeRest = (): void => {
         if (written >= data.length) {
-          fsync(fd, (syncError) => {
-            if (syncError !== null) {
-              fail(syncError);
-              return;
-            }
-            closeQuietly(fd);
-            resolve();
-          });
+          syncAndClose(path, fd, resolve, reject);
           return;
         }
         write(fd, data, written, data.length - written, null, (writeError, bytes) => {
           if (writeError !== null) {
-            fail(writeError);
+            removeAndReject(path, fd, writeError, reject);
             return;
           }
           if (bytes === 0) {
             // A regular file takes at least one byte or fails; never loop on nothing.
-            fail(Object.assign(new Error(`write ${path}: no progress`), { code: 'EIO' }));
+            removeAndReject(path, fd, noProgress(path), reject);
             return;
           }
           written += bytes;
@@ -350,12 +357,84 @@ export function writeNewFile(path: string, data: Buffer, options: NewFileOptions
         return;
       }
       fchmod(fd, options.mode, (chmodError) => {
-        if (chmodError !== null) fail(chmodError);
+        if (chmodError !== null) removeAndReject(path, fd, chmodError, reject);
         else writeRest();
       });
     });
   });
   return tracked(settled);
+}
+
+const NEW_FILE_FLAGS =
+  constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_TRUNC;
+
+/** Files at least this large are written through the pool even on the fast path. */
+const FAST_WRITE_MAX_BYTES = 64 * 1024;
+
+/**
+ * {@link writeNewFile} on the fast path: the create and the write (into the page cache) made
+ * synchronously, the fsync (which waits for the disk) through the pool.
+ */
+function writeNewFileFast(path: string, data: Buffer, options: NewFileOptions): Promise<void> {
+  const startedAt = performance.now();
+  let fd: number;
+  try {
+    fd = openSync(path, NEW_FILE_FLAGS, options.mode);
+  } catch (error) {
+    timed(startedAt);
+    return Promise.reject(error as Error);
+  }
+  let failure: Error | undefined;
+  try {
+    if (options.chmod) fchmodSync(fd, options.mode);
+    let written = 0;
+    while (written < data.length) {
+      const bytes = writeSync(fd, data, written, data.length - written);
+      if (bytes === 0) throw noProgress(path);
+      written += bytes;
+    }
+  } catch (error) {
+    failure = error as Error;
+  }
+  timed(startedAt);
+  const open = fd;
+  return tracked(
+    new Promise<void>((resolve, reject) => {
+      if (failure !== undefined) removeAndReject(path, open, failure, reject);
+      else syncAndClose(path, open, resolve, reject);
+    }),
+  );
+}
+
+/** fsync a new file, then resolve and close it meanwhile; on an error, remove it and reject. */
+function syncAndClose(
+  path: string,
+  fd: number,
+  resolve: () => void,
+  reject: (error: Error) => void,
+): void {
+  fsync(fd, (syncError) => {
+    if (syncError !== null) {
+      removeAndReject(path, fd, syncError, reject);
+      return;
+    }
+    closeQuietly(fd);
+    resolve();
+  });
+}
+
+/** Close and remove a new file that failed, then reject with the failure. */
+function removeAndReject(
+  path: string,
+  fd: number,
+  error: Error,
+  reject: (error: Error) => void,
+): void {
+  close(fd, () => unlink(path, () => reject(error)));
+}
+
+function noProgress(path: string): Error {
+  return Object.assign(new Error(`write ${path}: no progress`), { code: 'EIO' });
 }
 
 /**
