@@ -40,16 +40,16 @@ import { performance } from 'node:perf_hooks';
 // cache) run synchronously on the main thread, where on a local disk they take microseconds; files
 // of 64 KiB or more, and every fsync (which waits for the disk), go to the pool. Under load
 // something is always out (an fsync), so every call goes to the pool and the main thread never
-// waits on a file system shared with them (a rename waits for its folder's lock). Three
-// synchronous calls slower than SLOW_SYNC_CALL_MS within SLOW_SYNC_WINDOW_MS (a slow or network
-// file system; one alone is noise, such as the first note's cold start) turn the fast path off for
-// SLOW_SYNC_PAUSE_MS. bench/README.md, item 57.
+// waits on a file system shared with them (a rename waits for its folder's lock). When the
+// synchronous calls' durations average over SLOW_AVERAGE_MS (a moving average of about the last 20:
+// a slow or network file system), the fast path is off for SLOW_SYNC_PAUSE_MS; a call of a few ms
+// now and then (a journal commit, the VM taking the core away) does not turn it off.
+// bench/README.md, item 57.
 
-/** A synchronous call slower than this, in ms, turns the fast path off for a while. */
-const SLOW_SYNC_CALL_MS = 2;
-/** How many slow synchronous calls, within how long, turn the fast path off. */
-const SLOW_SYNC_CALLS = 3;
-const SLOW_SYNC_WINDOW_MS = 10_000;
+/** Past this moving average of synchronous calls' durations, in ms, the fast path pauses. */
+const SLOW_AVERAGE_MS = 1;
+/** Each call's weight in the moving average. */
+const AVERAGE_WEIGHT = 0.05;
 /** How long the fast path stays off then, in ms. */
 const SLOW_SYNC_PAUSE_MS = 60_000;
 
@@ -57,23 +57,26 @@ const SLOW_SYNC_PAUSE_MS = 60_000;
 let outstanding = 0;
 /** `performance.now()` before which no call is made synchronously. */
 let syncOffUntil = 0;
-/** When the last slow synchronous calls ended (at most SLOW_SYNC_CALLS of them). */
-let slowAt: number[] = [];
+/** The moving average of synchronous calls' durations, in ms. */
+let average = 0;
 /** Whether the fast path is allowed at all. */
 let fastPathAllowed = true;
-/** The slow-call limit in use (tests lower it). */
-let slowCallMs = SLOW_SYNC_CALL_MS;
+/** The limit of the average in use (tests change it). */
+let averageLimitMs = SLOW_AVERAGE_MS;
 
 /**
- * Set up the synchronous fast path, and forget a pause: for tests of both paths.
+ * Set up the synchronous fast path, and forget a pause and the average: for tests of both paths.
  * @param options `allowed` (default true): whether calls may run synchronously when nothing is
- *   out in the pool; `slowCallMs` (default 2): a synchronous call slower than this pauses it.
+ *   out in the pool; `averageLimitMs` (default 1): past this average of synchronous calls'
+ *   durations it pauses.
  */
-export function configureFastPath(options: { allowed?: boolean; slowCallMs?: number } = {}): void {
+export function configureFastPath(
+  options: { allowed?: boolean; averageLimitMs?: number } = {},
+): void {
   fastPathAllowed = options.allowed ?? true;
-  slowCallMs = options.slowCallMs ?? SLOW_SYNC_CALL_MS;
+  averageLimitMs = options.averageLimitMs ?? SLOW_AVERAGE_MS;
   syncOffUntil = 0;
-  slowAt = [];
+  average = 0;
 }
 
 /** Whether a call made now would run synchronously on the main thread (for tests). */
@@ -90,17 +93,21 @@ function fast(): boolean {
   );
 }
 
-/** Note the time a synchronous call started at; past the limit, the fast path pauses. */
+/**
+ * Count a synchronous call's duration into the average; past the limit, the fast path pauses.
+ * Exported for tests, which cannot make a call slow at will.
+ * @param ms how long the call took.
+ */
+export function noteSyncCall(ms: number): void {
+  average += (ms - average) * AVERAGE_WEIGHT;
+  if (average <= averageLimitMs) return;
+  syncOffUntil = performance.now() + SLOW_SYNC_PAUSE_MS;
+  average = 0;
+}
+
+/** Count a synchronous call that started at `startedAt`. */
 function timed(startedAt: number): void {
-  const now = performance.now();
-  if (now - startedAt <= slowCallMs) return;
-  slowAt.push(now);
-  if (slowAt.length > SLOW_SYNC_CALLS) slowAt.shift();
-  const first = slowAt[0] ?? now;
-  if (slowAt.length === SLOW_SYNC_CALLS && now - first <= SLOW_SYNC_WINDOW_MS) {
-    syncOffUntil = now + SLOW_SYNC_PAUSE_MS;
-    slowAt = [];
-  }
+  noteSyncCall(performance.now() - startedAt);
 }
 
 /**

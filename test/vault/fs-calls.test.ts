@@ -23,6 +23,7 @@ import {
   configureFastPath,
   fastPathOpen,
   lstat,
+  noteSyncCall,
   readFileNoFollow,
   realpath,
   rename,
@@ -178,16 +179,24 @@ describe('the fast path is taken only when nothing is out in the pool', () => {
     assert.equal(fastPathOpen(), true);
   });
 
-  it('pauses after three slow synchronous calls, not after one', async () => {
-    configureFastPath({ slowCallMs: -1 });
+  it('pauses when synchronous calls are slow on average, not for a few slow ones', () => {
+    configureFastPath();
+    for (let i = 0; i < 200; i++) noteSyncCall(0.03);
+    for (let i = 0; i < 4; i++) noteSyncCall(5);
+    assert.equal(fastPathOpen(), true, 'four calls of 5 ms among fast ones are noise');
+    for (let i = 0; i < 100; i++) noteSyncCall(0.03);
     assert.equal(fastPathOpen(), true);
-    await lstat(dir);
-    await lstat(dir);
-    assert.equal(fastPathOpen(), true, 'two slow calls may be noise');
-    await lstat(dir);
-    assert.equal(fastPathOpen(), false, 'a third within the window turns it off');
+    for (let i = 0; i < 20; i++) noteSyncCall(2);
+    assert.equal(fastPathOpen(), false, 'calls of 2 ms one after another turn it off');
     configureFastPath();
     assert.equal(fastPathOpen(), true);
+  });
+
+  it('counts the calls it makes synchronously', async () => {
+    configureFastPath({ averageLimitMs: -1 });
+    assert.equal(fastPathOpen(), true);
+    await lstat(dir);
+    assert.equal(fastPathOpen(), false, 'any duration is over a limit below zero');
   });
 
   it('can be turned off', () => {
