@@ -41,6 +41,7 @@ import { mayBeUndecoded } from './vault/file-names.ts';
 import { listNotes, moveUnnamable } from './vault/scan.ts';
 import { assertInsideVault } from './vault/vault-writer.ts';
 import { protectedPathsOf } from './vault/protected.ts';
+import { onFastPathPause } from './vault/fs-calls.ts';
 import type { ToolPack } from './protocol/pack.ts';
 import { PackHost } from './tools/host.ts';
 import { relative } from 'node:path';
@@ -271,6 +272,18 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
     maxSectionCalls: 2 * currentConfig.max_calls_per_note,
   });
   started.push(() => notes.close());
+  // A slow file system is worth one warning; later pauses (one a minute while it stays slow) go
+  // to the debug level.
+  let warnedSlowFiles = false;
+  const stopPauseLog = onFastPathPause((pause) => {
+    const fields = { average_ms: pause.averageMs, pause_ms: pause.pauseMs };
+    const message =
+      "the vault's file system answered slowly (a moving average over 1 ms): a note's file calls go through the thread pool for a minute";
+    if (warnedSlowFiles) logger.debug(fields, message);
+    else logger.warn(fields, message);
+    warnedSlowFiles = true;
+  });
+  started.push(stopPauseLog);
   const host =
     options.packs === undefined
       ? undefined
@@ -711,6 +724,7 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
       // Packs stop once nothing runs: their servers, language servers and jobs end with them.
       await host?.stop();
       unsubscribeTools();
+      stopPauseLog();
       bus.emit('daemon.state', { state: 'stopped' });
       await monitor.close();
       parts.stopWatchdog();

@@ -101,8 +101,30 @@ function fast(): boolean {
 export function noteSyncCall(ms: number): void {
   average += (ms - average) * AVERAGE_WEIGHT;
   if (average <= averageLimitMs) return;
+  const pause = { averageMs: average, pauseMs: SLOW_SYNC_PAUSE_MS };
   syncOffUntil = performance.now() + SLOW_SYNC_PAUSE_MS;
   average = 0;
+  for (const listener of pauseListeners) listener(pause);
+}
+
+/** What a pause of the fast path is told with. */
+export interface FastPathPause {
+  /** The average of the synchronous calls' durations that crossed the limit, in ms. */
+  readonly averageMs: number;
+  /** How long every call goes to the pool now, in ms. */
+  readonly pauseMs: number;
+}
+
+const pauseListeners = new Set<(pause: FastPathPause) => void>();
+
+/**
+ * Be told when the fast path pauses (the daemon logs it: the file system is slow).
+ * @param listener called at each pause; it must not throw.
+ * @returns a function that stops telling it.
+ */
+export function onFastPathPause(listener: (pause: FastPathPause) => void): () => void {
+  pauseListeners.add(listener);
+  return () => pauseListeners.delete(listener);
 }
 
 /** Count a synchronous call that started at `startedAt`. */

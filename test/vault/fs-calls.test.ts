@@ -24,6 +24,7 @@ import {
   fastPathOpen,
   lstat,
   noteSyncCall,
+  onFastPathPause,
   readFileNoFollow,
   realpath,
   rename,
@@ -190,6 +191,20 @@ describe('the fast path is taken only when nothing is out in the pool', () => {
     assert.equal(fastPathOpen(), false, 'calls of 2 ms one after another turn it off');
     configureFastPath();
     assert.equal(fastPathOpen(), true);
+  });
+
+  it('tells its listeners of a pause, once each, until they stop listening', () => {
+    configureFastPath();
+    const told: number[] = [];
+    const stop = onFastPathPause((pause) => told.push(pause.averageMs));
+    for (let i = 0; i < 10; i++) noteSyncCall(3);
+    assert.equal(told.length, 1);
+    assert.ok((told[0] ?? 0) > 1, 'the average that crossed the limit');
+    stop();
+    configureFastPath();
+    for (let i = 0; i < 10; i++) noteSyncCall(3);
+    assert.equal(told.length, 1, 'not told after it stopped listening');
+    configureFastPath();
   });
 
   it('counts the calls it makes synchronously', async () => {
