@@ -31,20 +31,20 @@ import { performance } from 'node:perf_hooks';
 // 37 µs as one callback chain, and a single lstat or rename about 20 and 15 µs, so these calls
 // cost the main thread roughly half of what they did (bench/README.md, item 17). Everything else
 // keeps `fs/promises`. Errors are the same Node errors (code, syscall, path).
-
 //
 // A note on its own goes faster without the thread pool: each call there is a round trip (a pool
 // thread woken, the loop woken back), 0.1–0.2 ms on a VM whose idle cores sleep, and a note's way
 // has about a dozen of them. So while none of this module's calls is out in the pool, the metadata
 // calls (lstat, rename, realpath), a note's read and a new file's create and write (into the page
-// cache) run synchronously on the main thread, where on a local disk they take microseconds; files
-// of 64 KiB or more, and every fsync (which waits for the disk), go to the pool. Under load
-// something is always out (an fsync), so every call goes to the pool and the main thread never
-// waits on a file system shared with them (a rename waits for its folder's lock). When the
-// synchronous calls' durations average over SLOW_AVERAGE_MS (a moving average of about the last 20:
-// a slow or network file system), the fast path is off for SLOW_SYNC_PAUSE_MS; a call of a few ms
-// now and then (a journal commit, the VM taking the core away) does not turn it off.
-// bench/README.md, item 57.
+// cache) run synchronously on the main thread, where a local disk answers well within a
+// millisecond (0.1–0.15 ms a call on average on the bench VM, a note's read or write counted as
+// one); files of 64 KiB or more, and every fsync (which waits for the disk), go to the pool.
+// Under load something is always out (an fsync), so every call goes to the pool and the main
+// thread never waits on a file system shared with them (a rename waits for its folder's lock).
+// When the synchronous calls' durations average over SLOW_AVERAGE_MS (a moving average of about
+// the last 20: a slow or network file system), the fast path is off for SLOW_SYNC_PAUSE_MS; a
+// call of a few ms now and then (a journal commit, the VM taking the core away) does not turn it
+// off. bench/README.md, item 57.
 
 /** Past this moving average of synchronous calls' durations, in ms, the fast path pauses. */
 const SLOW_AVERAGE_MS = 1;
