@@ -21,13 +21,21 @@ function endSlice(): void {
  * slice.
  */
 export function sliceSpent(): boolean {
+  return sliceElapsed() >= SLICE_MS;
+}
+
+/**
+ * How long the work since the event loop last ran its immediates has lasted, in ms, with the
+ * clock started as {@link sliceSpent} starts it (0 for the first question in a turn).
+ */
+export function sliceElapsed(): number {
   const now = performance.now();
   if (sliceStart < 0) {
     sliceStart = now;
     setImmediate(endSlice);
-    return false;
+    return 0;
   }
-  return now - sliceStart >= SLICE_MS;
+  return now - sliceStart;
 }
 
 /**

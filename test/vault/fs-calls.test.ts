@@ -44,6 +44,9 @@ afterEach(() => configureFastPath());
 
 const openFds = (): number => readdirSync('/proc/self/fd').length;
 
+/** A new turn of the event loop: the fast path's share of the main thread starts again. */
+const newTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /** What a call gave: its value, or its error's code and syscall. */
 async function outcome<T>(call: () => Promise<T>): Promise<unknown> {
   try {
@@ -153,6 +156,7 @@ for (const mode of ['fast path', 'thread pool'] as const) {
 describe('the fast path is taken only when nothing is out in the pool', () => {
   it('runs a call synchronously on its own', async () => {
     configureFastPath();
+    await newTurn();
     assert.equal(fastPathOpen(), true);
     writeFileSync(join(dir, 'a.md'), 'a');
     const moved = rename(join(dir, 'a.md'), join(dir, 'b.md'));
@@ -169,6 +173,7 @@ describe('the fast path is taken only when nothing is out in the pool', () => {
     assert.equal(fastPathOpen(), false, 'a write is out in the pool');
     const looked = lstat(dir);
     await Promise.all([writing, looked]);
+    await newTurn();
     assert.equal(fastPathOpen(), true, 'nothing out any more');
   });
 
@@ -177,19 +182,23 @@ describe('the fast path is taken only when nothing is out in the pool', () => {
     await assert.rejects(lstat(join(dir, 'nothing-here')), { code: 'ENOENT' });
     await assert.rejects(readFileNoFollow(join(dir, 'nothing-here'), 10), { code: 'ENOENT' });
     configureFastPath();
+    await newTurn();
     assert.equal(fastPathOpen(), true);
   });
 
-  it('pauses when synchronous calls are slow on average, not for a few slow ones', () => {
+  it('pauses when synchronous calls are slow on average, not for a few slow ones', async () => {
     configureFastPath();
     for (let i = 0; i < 200; i++) noteSyncCall(0.03);
     for (let i = 0; i < 4; i++) noteSyncCall(5);
+    await newTurn();
     assert.equal(fastPathOpen(), true, 'four calls of 5 ms among fast ones are noise');
     for (let i = 0; i < 100; i++) noteSyncCall(0.03);
+    await newTurn();
     assert.equal(fastPathOpen(), true);
     for (let i = 0; i < 20; i++) noteSyncCall(2);
     assert.equal(fastPathOpen(), false, 'calls of 2 ms one after another turn it off');
     configureFastPath();
+    await newTurn();
     assert.equal(fastPathOpen(), true);
   });
 
@@ -209,9 +218,21 @@ describe('the fast path is taken only when nothing is out in the pool', () => {
 
   it('counts the calls it makes synchronously', async () => {
     configureFastPath({ averageLimitMs: -1 });
+    await newTurn();
     assert.equal(fastPathOpen(), true);
     await lstat(dir);
     assert.equal(fastPathOpen(), false, 'any duration is over a limit below zero');
+  });
+
+  it('lets the event loop turn: no synchronous calls past half a slice of the main thread', async () => {
+    configureFastPath();
+    await newTurn();
+    assert.equal(fastPathOpen(), true, 'a new turn of the loop');
+    const start = performance.now();
+    while (performance.now() - start < 5); // the main thread busy, as with a chain of notes
+    assert.equal(fastPathOpen(), false, 'the next call goes through the pool, and the loop turns');
+    await newTurn();
+    assert.equal(fastPathOpen(), true, 'open again once the loop has turned');
   });
 
   it('can be turned off', () => {
