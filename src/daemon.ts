@@ -743,25 +743,9 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
     // parts below read these at start (the executor its retry and cache, the note worker its
     // timeout, the call budget and the worker's section limit max_calls_per_note, the monitor
     // its interval, the schedules their cron).
-    const startKeys: readonly (readonly [string, (config: Config) => unknown])[] = [
-      ['vault', (c) => c.vault],
-      ['concurrency', (c) => c.concurrency],
-      ['timeout_ms', (c) => c.timeout_ms],
-      ['folders', (c) => c.folders],
-      ['http', (c) => c.http],
-      ['plugins', (c) => c.plugins],
-      ['reconcile_cron', (c) => c.reconcile_cron],
-      ['ledger', (c) => c.ledger],
-      ['retry', (c) => c.retry],
-      ['cache_ttl_ms', (c) => c.cache_ttl_ms],
-      ['parse_timeout_ms', (c) => c.parse_timeout_ms],
-      ['max_calls_per_note', (c) => c.max_calls_per_note],
-      ['dashboard_interval_ms', (c) => c.dashboard_interval_ms],
-      ['approval.check_cron', (c) => c.approval.check_cron],
-    ];
-    const needsRestart = startKeys
-      .filter(([, read]) => JSON.stringify(read(next)) !== JSON.stringify(read(ctx.config)))
-      .map(([key]) => key);
+    const needsRestart = RESTART_KEYS.filter(
+      (key) => JSON.stringify(valueAt(next, key)) !== JSON.stringify(valueAt(ctx.config, key)),
+    );
     let nextPolicy: CompiledPolicy;
     try {
       nextPolicy = compilePolicy(next.policy);
@@ -806,6 +790,31 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
     reconcile,
     stop,
   };
+}
+
+/** Config keys (dotted for a key inside a section) that only a restart applies. */
+const RESTART_KEYS = [
+  'vault',
+  'concurrency',
+  'timeout_ms',
+  'folders',
+  'http',
+  'plugins',
+  'reconcile_cron',
+  'ledger',
+  'retry',
+  'cache_ttl_ms',
+  'parse_timeout_ms',
+  'max_calls_per_note',
+  'dashboard_interval_ms',
+  'approval.check_cron',
+] as const;
+
+/** The value of a config key, dotted for a key inside a section. */
+function valueAt(config: Config, key: string): unknown {
+  let value: unknown = config;
+  for (const part of key.split('.')) value = (value as Record<string, unknown>)[part];
+  return value;
 }
 
 /** Resolve true when `ms` passed before `promise` settled. */

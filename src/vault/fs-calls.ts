@@ -96,7 +96,7 @@ function fast(): boolean {
   return (
     fastPathAllowed &&
     outstanding === 0 &&
-    (syncOffUntil === 0 || performance.now() >= syncOffUntil) &&
+    performance.now() >= syncOffUntil &&
     sliceElapsed() < FAST_SLICE_MS
   );
 }
@@ -233,7 +233,7 @@ export function readFileNoFollow(
       const stats = fstatSync(fd);
       if (!stats.isFile() || stats.nlink > 1) return Promise.resolve({ stats, bytes: null });
       // A large note is read through the pool: its read may come from the disk.
-      if (stats.size >= FAST_READ_MAX_BYTES) {
+      if (stats.size >= FAST_FILE_MAX_BYTES) {
         const open = fd;
         fd = undefined;
         return tracked(readToEnd(open, stats, cap, keepOpen));
@@ -268,8 +268,8 @@ export function readFileNoFollow(
   );
 }
 
-/** Notes at least this large are read through the pool even on the fast path. */
-const FAST_READ_MAX_BYTES = 64 * 1024;
+/** Files at least this large are read or written through the pool even on the fast path. */
+const FAST_FILE_MAX_BYTES = 64 * 1024;
 
 /**
  * A promise of a pool call, counted as out in the pool until it settles.
@@ -314,16 +314,13 @@ function readToEnd(fd: number, stats: Stats, cap: number, keepOpen: boolean): Pr
           return;
         }
         length += bytesRead;
-        // A short read is the end; a full buffer below the cap means the file grew.
-        if (bytesRead === 0 || length < buffer.length || length >= cap) {
+        if (readAll(bytesRead, length, buffer, cap)) {
           const bytes = buffer.subarray(0, length);
           if (keepOpen) resolve({ stats, bytes, fd });
           else closeAndResolve(fd, { stats, bytes }, resolve, reject);
           return;
         }
-        const grown = Buffer.allocUnsafe(Math.min(buffer.length * 2, cap));
-        buffer.copy(grown, 0, 0, length);
-        buffer = grown;
+        buffer = grown(buffer, length, cap);
         more();
       });
     };
@@ -338,12 +335,24 @@ function readToEndSync(fd: number, size: number, cap: number): Buffer {
   for (;;) {
     const bytesRead = readSync(fd, buffer, length, buffer.length - length, length);
     length += bytesRead;
-    if (bytesRead === 0 || length < buffer.length || length >= cap)
-      return buffer.subarray(0, length);
-    const grown = Buffer.allocUnsafe(Math.min(buffer.length * 2, cap));
-    buffer.copy(grown, 0, 0, length);
-    buffer = grown;
+    if (readAll(bytesRead, length, buffer, cap)) return buffer.subarray(0, length);
+    buffer = grown(buffer, length, cap);
   }
+}
+
+/**
+ * Whether a read ended the file: a short read of a regular file is its end, and the cap is the
+ * most wanted; a full buffer below the cap means the file grew.
+ */
+function readAll(bytesRead: number, length: number, buffer: Buffer, cap: number): boolean {
+  return bytesRead === 0 || length < buffer.length || length >= cap;
+}
+
+/** A buffer twice as large (at most `cap`) holding the `length` bytes read so far. */
+function grown(buffer: Buffer, length: number, cap: number): Buffer<ArrayBuffer> {
+  const larger = Buffer.allocUnsafe(Math.min(buffer.length * 2, cap));
+  buffer.copy(larger, 0, 0, length);
+  return larger;
 }
 
 /** Options of {@link writeNewFile}. */
@@ -365,7 +374,7 @@ export interface NewFileOptions {
  * @throws the failing call's error.
  */
 export function writeNewFile(path: string, data: Buffer, options: NewFileOptions): Promise<void> {
-  if (data.length < FAST_WRITE_MAX_BYTES && fast()) return writeNewFileFast(path, data, options);
+  if (data.length < FAST_FILE_MAX_BYTES && fast()) return writeNewFileFast(path, data, options);
   const settled = new Promise<void>((resolve, reject) => {
     open(path, NEW_FILE_FLAGS, options.mode, (openError, fd) => {
       if (openError !== null) {
@@ -407,9 +416,6 @@ export function writeNewFile(path: string, data: Buffer, options: NewFileOptions
 
 const NEW_FILE_FLAGS =
   constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_TRUNC;
-
-/** Files at least this large are written through the pool even on the fast path. */
-const FAST_WRITE_MAX_BYTES = 64 * 1024;
 
 /**
  * {@link writeNewFile} on the fast path: the create and the write (into the page cache) made
