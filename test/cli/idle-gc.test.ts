@@ -29,7 +29,7 @@ const skip = process.versions.v8.startsWith('11.') ? false : 'the flags are set 
 test(
   'an idle daemon runs at most one memory-reducing collection, and none without a full one before',
   { skip },
-  async () => {
+  async (t) => {
     const dir = await mkdtemp(join(tmpdir(), 'vaultd-idle-gc-'));
     try {
       const vault = join(dir, 'v');
@@ -49,11 +49,20 @@ test(
         await Promise.all([vaultd.ready(), control.ready()]);
         // The reducer starts 8 s after start-up, or 8 s later again while the process still
         // allocates (16 s from the sources through tsx, more on a loaded machine); the control
-        // shows when that has passed.
-        await waitFor(() => control.output().includes('Mark-Compact (reduce)'), {
-          timeoutMs: 90_000,
-          message: 'the control daemon (V8 defaults) to run the memory reducer',
-        });
+        // shows when that has passed. On a machine so busy that V8 postpones even the control's
+        // reducer past 90 s, vaultd's collections are checked all the same, over those 90 s.
+        const controlReduced = await waitFor(
+          () => control.output().includes('Mark-Compact (reduce)'),
+          {
+            timeoutMs: 90_000,
+            message: 'the control daemon (V8 defaults) to run the memory reducer',
+          },
+        ).then(
+          () => true,
+          () => false,
+        );
+        if (!controlReduced)
+          t.diagnostic('the control daemon ran no memory reducer within 90 s (a busy machine)');
         await new Promise((resolve) => setTimeout(resolve, 2_000));
         for (const [isolate, collections] of fullCollections(vaultd.output())) {
           const reduced = collections.filter(Boolean).length;
