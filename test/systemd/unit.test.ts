@@ -53,14 +53,72 @@ after(async () => {
  * running this test: verify checks that the executable exists, and CI's node is not always
  * /usr/bin/node.
  */
-async function stage(file: string, edit: (text: string) => string = (t) => t): Promise<string> {
+async function stage(
+  file: string,
+  edit: (text: string) => string = (t) => t,
+  dropIn?: string,
+): Promise<string> {
   const text = await readFile(join(root, 'systemd', file), 'utf8');
   const sub = join(dir, `${file}-${Math.random().toString(36).slice(2)}`);
   await mkdir(sub);
   const path = join(sub, file);
   await writeFile(path, edit(text.replaceAll('/usr/bin/node', process.execPath)));
+  if (dropIn !== undefined) {
+    // Where `systemctl edit` and the drop-in's own comment put it: `<unit>.d/` beside the unit.
+    await mkdir(join(sub, `${file}.d`));
+    await writeFile(
+      join(sub, `${file}.d`, 'sandbox.conf'),
+      await readFile(join(root, 'systemd', dropIn), 'utf8'),
+    );
+  }
   return path;
 }
+
+/**
+ * systemd-analyze's security checks of a unit as it reads it (drop-ins included): each check's
+ * name (`RestrictNamespaces=~user`) and whether it passed; undefined when this systemd-analyze
+ * has no `--offline` (systemd < 250).
+ */
+async function securityChecks(
+  path: string,
+  user: boolean,
+): Promise<Map<string, boolean> | undefined> {
+  const result = await run(
+    ['security', ...(user ? ['--user'] : []), '--offline=yes', '--no-pager', path],
+    env,
+  );
+  if (/unrecognized option|unknown option/i.test(result.stderr)) return undefined;
+  const checks = new Map<string, boolean>();
+  for (const line of result.stdout.split('\n')) {
+    const m = /^([✓✗])\s+(\S+)/.exec(line);
+    if (m) checks.set(m[2]!, m[1] === '✓');
+  }
+  assert.ok(checks.size > 20, `no checks in:\n${result.stdout}\n${result.stderr}`);
+  return checks;
+}
+
+// What systemd/vaultd-sandbox.conf gives back, as systemd reads each unit with it: the namespaces,
+// mount calls, netlink socket and unmasked /proc bubblewrap builds a sandbox from. The user unit
+// has no ProtectProc= to give back, and its ProtectKernelLogs= was what kept CAP_SYSLOG out of a
+// service that has no capabilities to begin with.
+const SANDBOX_RELAXES = [
+  'ProtectHostname=',
+  'ProtectKernelLogs=',
+  'ProtectKernelTunables=',
+  'RestrictAddressFamilies=~AF_NETLINK',
+  'RestrictNamespaces=~cgroup',
+  'RestrictNamespaces=~ipc',
+  'RestrictNamespaces=~mnt',
+  'RestrictNamespaces=~net',
+  'RestrictNamespaces=~pid',
+  'RestrictNamespaces=~user',
+  'RestrictNamespaces=~uts',
+  'SystemCallFilter=~@mount',
+];
+const SANDBOX_RELAXES_BY_UNIT: Record<string, string[]> = {
+  'vaultd.service': [...SANDBOX_RELAXES, 'ProtectProc='],
+  'vaultd-user.service': [...SANDBOX_RELAXES, 'CapabilityBoundingSet=~CAP_SYSLOG'],
+};
 
 /** Lines of verify output that are about our unit (other units on the host may warn too). */
 function complaints(result: Run, path: string, file: string): string[] {
@@ -124,6 +182,27 @@ describe('systemd units', () => {
       const exposure = Number(m[1]);
       t.diagnostic(`${unit.file} exposure ${exposure}`);
       assert.ok(exposure <= unit.maxExposure, `exposure ${exposure} > ${unit.maxExposure}`);
+    });
+  }
+
+  for (const unit of UNITS) {
+    it(`${unit.file} with systemd/vaultd-sandbox.conf: verify passes, and only what bubblewrap needs is given back`, async (t) => {
+      if (!available) return t.skip('systemd-analyze not installed (apt-get install systemd)');
+      const path = await stage(unit.file, undefined, 'vaultd-sandbox.conf');
+      const verified = await run(['verify', ...(unit.user ? ['--user'] : []), path], env);
+      assert.equal(verified.code, 0, verified.stderr);
+      assert.deepEqual(complaints(verified, path, unit.file), []);
+      assert.deepEqual(complaints(verified, path, 'sandbox.conf'), []);
+      const before = await securityChecks(await stage(unit.file), unit.user);
+      const after = await securityChecks(path, unit.user);
+      if (before === undefined || after === undefined)
+        return t.skip('this systemd-analyze has no --offline (needs systemd >= 250)');
+      const given = [...after].filter(([name, passed]) => before.get(name) !== passed);
+      assert.deepEqual(
+        given.map(([name, passed]) => `${passed ? 'now held' : 'given back'}: ${name}`).sort(),
+        (SANDBOX_RELAXES_BY_UNIT[unit.file] ?? []).map((name) => `given back: ${name}`).sort(),
+      );
+      assert.deepEqual([...after.keys()].sort(), [...before.keys()].sort(), 'the same checks');
     });
   }
 
