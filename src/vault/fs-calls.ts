@@ -169,11 +169,18 @@ function either<A extends unknown[], R>(
     }
     outstanding += 1;
     return new Promise((resolve, reject) => {
-      poolCall(...args, (error, value) => {
+      try {
+        poolCall(...args, (error, value) => {
+          outstanding -= 1;
+          if (error !== null) reject(error);
+          else resolve(value);
+        });
+      } catch (error) {
+        // Refused before it reached the pool (a path with a NUL byte): nothing is out there, and
+        // a count left up would keep the fast path off for the life of the process.
         outstanding -= 1;
-        if (error !== null) reject(error);
-        else resolve(value);
-      });
+        reject(error as Error);
+      }
     });
   };
 }
@@ -229,31 +236,7 @@ export function readFileNoFollow(
   keepOpen = false,
 ): Promise<FileBytes> {
   const cap = maxBytes + 1;
-  if (fast()) {
-    const startedAt = performance.now();
-    let fd: number | undefined;
-    try {
-      fd = openSync(path, READ_FLAGS);
-      const stats = fstatSync(fd);
-      if (!stats.isFile() || stats.nlink > 1) return Promise.resolve({ stats, bytes: null });
-      // A large note is read through the pool: its read may come from the disk.
-      if (stats.size >= FAST_FILE_MAX_BYTES) {
-        const open = fd;
-        fd = undefined;
-        return tracked(readToEnd(open, stats, cap, keepOpen));
-      }
-      const bytes = readToEndSync(fd, stats.size, cap);
-      if (!keepOpen) return Promise.resolve({ stats, bytes });
-      const open = fd;
-      fd = undefined;
-      return Promise.resolve({ stats, bytes, fd: open });
-    } catch (error) {
-      return Promise.reject(error as Error);
-    } finally {
-      if (fd !== undefined) closeSync(fd);
-      timed(startedAt);
-    }
-  }
+  if (fast()) return readFileFast(path, cap, keepOpen);
   return tracked(
     new Promise<FileBytes>((resolve, reject) => {
       open(path, READ_FLAGS, (openError, fd) => {
@@ -274,6 +257,51 @@ export function readFileNoFollow(
 
 /** Files at least this large are read or written through the pool even on the fast path. */
 const FAST_FILE_MAX_BYTES = 64 * 1024;
+
+/**
+ * {@link readFileNoFollow} on the fast path. Its errors are the pool path's: a promise, never a
+ * throw; a failed fstat or read wins over a failed close after it, a failed close fails a read
+ * that went well. A large note, or one that grew past {@link FAST_FILE_MAX_BYTES} while it was
+ * read, is read again through the pool (its read may come from the disk).
+ */
+function readFileFast(path: string, cap: number, keepOpen: boolean): Promise<FileBytes> {
+  const startedAt = performance.now();
+  let fd: number;
+  try {
+    fd = openSync(path, READ_FLAGS);
+  } catch (error) {
+    timed(startedAt);
+    return Promise.reject(error as Error);
+  }
+  let found: FileBytes | undefined;
+  let pooled: Promise<FileBytes> | undefined;
+  let failure: Error | undefined;
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile() || stats.nlink > 1) found = { stats, bytes: null };
+    else {
+      const bytes =
+        stats.size < FAST_FILE_MAX_BYTES
+          ? readToEndSync(fd, stats.size, cap, FAST_FILE_MAX_BYTES)
+          : undefined;
+      if (bytes === undefined) pooled = readToEnd(fd, stats, cap, keepOpen);
+      else found = keepOpen ? { stats, bytes, fd } : { stats, bytes };
+    }
+  } catch (error) {
+    failure = error as Error;
+  }
+  if (pooled === undefined && found?.fd === undefined) {
+    try {
+      closeSync(fd);
+    } catch (closeError) {
+      failure ??= closeError as Error;
+    }
+  }
+  timed(startedAt);
+  if (pooled !== undefined) return tracked(pooled);
+  if (failure !== undefined) return Promise.reject(failure);
+  return Promise.resolve(found as FileBytes);
+}
 
 /**
  * A promise of a pool call, counted as out in the pool until it settles.
@@ -332,14 +360,19 @@ function readToEnd(fd: number, stats: Stats, cap: number, keepOpen: boolean): Pr
   });
 }
 
-/** {@link readToEnd}, synchronously, leaving the file open. */
-function readToEndSync(fd: number, size: number, cap: number): Buffer {
+/**
+ * {@link readToEnd}, synchronously, leaving the file open; undefined once the buffer has reached
+ * `limit` bytes without the file's end (a file that grew while it was read: the rest is not the
+ * main thread's to wait for).
+ */
+function readToEndSync(fd: number, size: number, cap: number, limit: number): Buffer | undefined {
   let buffer = Buffer.allocUnsafe(Math.min(size + 1, cap));
   let length = 0;
   for (;;) {
     const bytesRead = readSync(fd, buffer, length, buffer.length - length, length);
     length += bytesRead;
     if (readAll(bytesRead, length, buffer, cap)) return buffer.subarray(0, length);
+    if (buffer.length >= limit) return undefined;
     buffer = grown(buffer, length, cap);
   }
 }

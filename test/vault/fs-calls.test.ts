@@ -16,6 +16,8 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import type * as NodeFs from 'node:fs';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
@@ -155,6 +157,137 @@ for (const mode of ['fast path', 'thread pool'] as const) {
     });
   });
 }
+
+// Faults a disk or a network file system can give, injected into node:fs itself (the module's
+// named imports follow syncBuiltinESMExports), on both paths.
+const fs = createRequire(import.meta.url)('node:fs') as typeof NodeFs;
+
+/** Replace some of node:fs's functions for the length of `run`, then put them back. */
+async function withFs(
+  replaced: Partial<Record<'closeSync' | 'close' | 'readSync' | 'read' | 'fstatSync', unknown>>,
+  run: () => Promise<void>,
+): Promise<void> {
+  const saved = new Map(Object.keys(replaced).map((k) => [k, (fs as never)[k] as unknown]));
+  Object.assign(fs, replaced);
+  syncBuiltinESMExports();
+  try {
+    await run();
+  } finally {
+    Object.assign(fs, Object.fromEntries(saved));
+    syncBuiltinESMExports();
+  }
+}
+
+const eio = (syscall: string): NodeJS.ErrnoException =>
+  Object.assign(new Error(`EIO: i/o error, ${syscall}`), { code: 'EIO', errno: -5, syscall });
+
+describe('faults of the disk, on both paths', () => {
+  const realCloseSync = fs.closeSync;
+  const realClose = fs.close;
+  const failingClose = {
+    closeSync: (fd: number): void => {
+      realCloseSync(fd);
+      throw eio('close');
+    },
+    close: (fd: number, done: (error: Error | null) => void): void =>
+      realClose(fd, () => done(eio('close'))),
+  };
+
+  for (const mode of ['fast path', 'thread pool'] as const) {
+    const setUp = (): void => configureFastPath({ ...UNSLICED, allowed: mode === 'fast path' });
+
+    it(`${mode}: a failed close fails a good read, as a rejected promise`, async () => {
+      setUp();
+      writeFileSync(join(dir, 'close-fails.md'), 'hello');
+      mkdirSync(join(dir, 'close-fails-folder.md'), { recursive: true });
+      await withFs(failingClose, async () => {
+        for (const name of ['close-fails.md', 'close-fails-folder.md']) {
+          let promise: Promise<unknown> | undefined;
+          assert.doesNotThrow(() => {
+            promise = readFileNoFollow(join(dir, name), 100);
+          }, `${name}: no synchronous throw`);
+          assert.deepEqual(await outcome(() => promise as Promise<unknown>), {
+            code: 'EIO',
+            syscall: 'close',
+          });
+        }
+      });
+    });
+
+    it(`${mode}: a failed read wins over a failed close after it, and nothing goes unhandled`, async () => {
+      setUp();
+      writeFileSync(join(dir, 'read-fails.md'), 'hello');
+      const unhandled: unknown[] = [];
+      const listen = (reason: unknown): void => void unhandled.push(reason);
+      process.on('unhandledRejection', listen);
+      try {
+        await withFs(
+          {
+            ...failingClose,
+            readSync: () => {
+              throw eio('read');
+            },
+            read: (...args: unknown[]) => (args.at(-1) as (e: Error) => void)(eio('read')),
+          },
+          async () => {
+            assert.deepEqual(
+              await outcome(() => readFileNoFollow(join(dir, 'read-fails.md'), 100)),
+              {
+                code: 'EIO',
+                syscall: 'read',
+              },
+            );
+          },
+        );
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        assert.deepEqual(unhandled, []);
+      } finally {
+        process.off('unhandledRejection', listen);
+      }
+    });
+  }
+
+  it('a call refused before it reached the pool leaves nothing counted as out', async () => {
+    configureFastPath({ allowed: false });
+    for (const call of [
+      () => lstat(join(dir, 'a\0b')),
+      () => rename(join(dir, 'a\0b'), join(dir, 'c')),
+      () => realpath(join(dir, 'a\0b')),
+    ]) {
+      await assert.rejects(call(), { code: 'ERR_INVALID_ARG_VALUE' });
+    }
+    configureFastPath(UNSLICED);
+    await newTurn();
+    assert.equal(fastPathOpen(), true, 'the fast path is open again');
+  });
+
+  it('a note that grew past 64 KiB while read synchronously is read to its end through the pool', async () => {
+    configureFastPath(UNSLICED);
+    const text = 'y'.repeat(1024 * 1024);
+    writeFileSync(join(dir, 'grows.md'), text);
+    // The fstat saw the note when it was small; the appends came before the read.
+    const realFstatSync = fs.fstatSync;
+    const realReadSync = fs.readSync;
+    let readOnMainThread = 0;
+    await withFs(
+      {
+        fstatSync: (fd: number) => Object.assign(realFstatSync(fd), { size: 100 }),
+        readSync: (...args: Parameters<typeof readSync>) => {
+          const bytes = realReadSync(...args);
+          readOnMainThread += bytes;
+          return bytes;
+        },
+      },
+      async () => {
+        const before = openFds();
+        const read = await readFileNoFollow(join(dir, 'grows.md'), 2 * 1024 * 1024);
+        assert.equal(read.bytes?.toString(), text, 'the whole note');
+        assert.ok(readOnMainThread <= 128 * 1024, `${readOnMainThread} bytes read synchronously`);
+        assert.equal(openFds(), before, 'no descriptor left open');
+      },
+    );
+  });
+});
 
 describe('the fast path is taken only when nothing is out in the pool', () => {
   it('runs a call synchronously on its own', async () => {
