@@ -446,9 +446,32 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
       );
   };
 
+  // Folders notes are taken from that are links now (an agent replaced one): not listed, so no
+  // file from where the link points is read or taken; logged once each time one turns into a
+  // link, and again when it is a folder again.
+  const linkedFolders = new Set<string>();
+  const readableFolder = async (dir: string): Promise<boolean> => {
+    try {
+      await assertInsideVault(layout.root, dir);
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'EOUTSIDE') return true; // missing: no notes
+      if (!linkedFolders.has(dir))
+        logger.error(
+          { folder: dir, err: error },
+          'a folder vaultd takes notes from is a symbolic link or under one: nothing is read or taken from it until it is a real folder again',
+        );
+      linkedFolders.add(dir);
+      return false;
+    }
+    if (linkedFolders.delete(dir))
+      logger.info({ folder: dir }, 'the folder is a real folder again: its notes are read');
+    return true;
+  };
+
   const reconcile = async (): Promise<number> => {
     let queued = 0;
     for (const folder of folders) {
+      if (!(await readableFolder(folder.path))) continue;
       const paths = await listNotes(folder.path);
       if (folder.kind === 'inbox' && paths.some(mayBeUndecoded)) await moveBadNames();
       for (const path of paths) {
@@ -833,8 +856,9 @@ async function identityOf(path: string): Promise<string> {
   return `${s.dev}:${s.ino}`;
 }
 
-// Temp files of our atomic writes: `.<name>.vaultd-<pid>-<n>.tmp`.
-const TEMP_FILE = /^\..+\.vaultd-(\d+)-[0-9a-z]+\.tmp$/;
+// Temp files of our atomic writes: `.<name>.vaultd-<pid>-<n>.tmp`, or `…-<n>-<hex>.tmp` when the
+// first name was taken.
+const TEMP_FILE = /^\..+\.vaultd-(\d+)-[0-9a-z]+(?:-[0-9a-f]+)?\.tmp$/;
 
 /**
  * Remove temp files a killed vaultd left in the folders it writes (never the archives, which it

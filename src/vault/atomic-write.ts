@@ -1,9 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { rename, writeNewFile } from './fs-calls.ts';
 import { fsyncDirectory } from './fsync-dir.ts';
-import { isVanished, toVaultIoError } from './fs-errors.ts';
+import { errnoCode, isVanished, toVaultIoError } from './fs-errors.ts';
 import { fitName } from './file-names.ts';
 
 /** Options of {@link writeFileAtomic}. */
@@ -29,11 +30,26 @@ const UMASK = ((): number | undefined => {
   }
 })();
 
+/** How many other names a temp file is tried under when its name is taken. */
+const TEMP_ATTEMPTS = 8;
+
+/**
+ * The temp file's path for a write of `path`: `.<name>.vaultd-<pid>-<n>.tmp`, with random letters
+ * after the first try (a name someone could guess is taken); the note's name cut short when it
+ * is nearly as long as the file system takes.
+ */
+function tempPath(path: string, attempt: number): string {
+  const unique = `${process.pid}-${(tempCounter++).toString(36)}`;
+  const guessless = attempt === 0 ? '' : `-${randomBytes(6).toString('hex')}`;
+  return join(dirname(path), fitName(`.${basename(path)}`, `.vaultd-${unique}${guessless}.tmp`));
+}
+
 /**
  * Replace a file's content atomically: readers see the old or the new text, never a mix. Writes a
  * temp file `.<name>.vaultd-<pid>-<n>.tmp` in the same folder (a dot file, so watchers ignore it),
  * fsyncs it, renames it over `path` and fsyncs the folder. An existing file keeps its permission
- * bits. The temp file is removed when anything fails.
+ * bits. The temp file is removed when anything fails; a temp name already taken is tried again
+ * under another.
  * @param path absolute path of the file to write.
  * @param data the full new content: a text, written as UTF-8, or its UTF-8 bytes.
  * @param options `fsyncDir` (default true).
@@ -45,11 +61,6 @@ export async function writeFileAtomic(
   options: WriteFileAtomicOptions = {},
 ): Promise<void> {
   const dir = dirname(path);
-  // The note's name cut short when it is nearly as long as the file system takes.
-  const temp = join(
-    dir,
-    fitName(`.${basename(path)}`, `.vaultd-${process.pid}-${(tempCounter++).toString(36)}.tmp`),
-  );
   let mode = options.mode;
   if (mode === undefined) {
     try {
@@ -58,16 +69,24 @@ export async function writeFileAtomic(
       if (!isVanished(error)) throw toVaultIoError('stat', path, error);
     }
   }
-  try {
-    // The mode given to open() is filtered by the umask; the note's own bits must survive.
-    const chmod = mode !== undefined && (UMASK === undefined || (mode & (UMASK | 0o7000)) !== 0);
-    const bytes =
-      typeof data === 'string'
-        ? Buffer.from(data, 'utf8')
-        : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-    await writeNewFile(temp, bytes, { mode: mode ?? 0o666, chmod });
-  } catch (error) {
-    throw toVaultIoError('write', path, error);
+  // The mode given to open() is filtered by the umask; the note's own bits must survive.
+  const chmod = mode !== undefined && (UMASK === undefined || (mode & (UMASK | 0o7000)) !== 0);
+  const bytes =
+    typeof data === 'string'
+      ? Buffer.from(data, 'utf8')
+      : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  let temp: string;
+  for (let attempt = 0; ; attempt++) {
+    temp = tempPath(path, attempt);
+    try {
+      await writeNewFile(temp, bytes, { mode: mode ?? 0o666, chmod });
+      break;
+    } catch (error) {
+      // A file already under that name (left by an earlier process with the same pid, or put
+      // there by an agent that guessed it): another name, never a failed write.
+      if (errnoCode(error) === 'EEXIST' && attempt < TEMP_ATTEMPTS) continue;
+      throw toVaultIoError('write', path, error);
+    }
   }
   try {
     await rename(temp, path);

@@ -1,4 +1,4 @@
-import { basename, extname, join } from 'node:path';
+import { basename, dirname, extname, join } from 'node:path';
 import { lstat, rename } from './fs-calls.ts';
 import { errnoCode, isVanished, toVaultIoError } from './fs-errors.ts';
 import { isTooLong } from './file-names.ts';
@@ -76,28 +76,36 @@ export function isClaimedByOther(name: string): boolean {
  * Claim a note: one `rename` into `In_Progress/` under a name that cannot exist yet, so there is
  * no moment when the note is in two places and of two claimers exactly one wins. On file systems
  * that cannot rename across the folders (EXDEV) it falls back to a no-overwrite move. Nothing moves
- * unless `In_Progress/` is the vault's own folder, with no symbolic link on the way (an agent's
- * link there would carry the note out of the vault).
+ * unless `In_Progress/` and the note's own folder are the vault's own folders, with no symbolic
+ * link on the way (an agent's link there would carry the note out of the vault, or bring a file
+ * from outside it in).
  * @param src absolute path of the note (in the inbox or a decision folder).
  * @param layout the vault's folders.
  * @param held the paths this process works on (`ctx.active`): the claimed path is in it from
  *   before the rename, so a scan of `In_Progress/` never finds the note unheld and takes it for a
  *   note left behind (the caller removes it when done; a failed claim removes it here).
  * @returns the note's new absolute path, or null when it vanished (another process took it).
- * @throws VaultIoError for any other failure (code `EOUTSIDE` when `In_Progress/` is refused); the
- *   note is then where it was.
+ * @throws VaultIoError for any other failure (code `EOUTSIDE` when `In_Progress/` or the note's
+ *   folder is refused); the note is then where it was.
  */
 export async function claimNote(
   src: string,
   layout: VaultLayout,
   held?: Set<string>,
 ): Promise<string | null> {
+  // The folder the note comes from is checked as the one it goes to: an inbox an agent replaced
+  // with a link to a folder outside the vault would have vaultd take files from there.
+  const sourceChecked = assertInsideVault(layout.root, dirname(src));
+  sourceChecked.catch(() => undefined); // awaited below, beside the check of In_Progress/
   const tagged = claimedName(basename(src));
-  if (isTooLong(tagged)) return claimUntagged(src, layout, held);
+  if (isTooLong(tagged)) {
+    await sourceChecked;
+    return claimUntagged(src, layout, held);
+  }
   const dest = join(layout.inProgress, tagged);
   held?.add(dest);
   try {
-    await assertInsideVault(layout.root, layout.inProgress);
+    await Promise.all([sourceChecked, assertInsideVault(layout.root, layout.inProgress)]);
     await rename(src, dest);
     return dest;
   } catch (error) {

@@ -29,6 +29,29 @@ export interface MoveOptions {
 const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'ENOSYS', 'EMLINK']);
 
 /**
+ * The paths this process is moving a file to right now. A check that a name is free and the
+ * rename that takes it are two steps, and two of vaultd's own moves with the same wanted name
+ * (two notes called `task.md` finishing together) would both find it free, the second rename
+ * replacing the first note. Each move reserves its name here first (no await between the look
+ * and the add), and the others look past a reserved name.
+ */
+const movingTo = new Set<string>();
+
+/**
+ * Run `move` with `dest` reserved, or answer 'taken' at once when another move of this process
+ * holds it.
+ */
+async function reserved<T>(dest: string, move: () => Promise<T>): Promise<T | 'taken'> {
+  if (movingTo.has(dest)) return 'taken';
+  movingTo.add(dest);
+  try {
+    return await move();
+  } finally {
+    movingTo.delete(dest);
+  }
+}
+
+/**
  * The name to try after `name` is taken: `task.md`, `task-1.md`, `task-2.md`… (the stem cut
  * short when the name would be longer than the file system takes).
  * @param name the wanted file name.
@@ -75,7 +98,7 @@ export async function moveNoOverwrite(
     const dest = join(destDir, suffixedName(name, attempt));
     let outcome: 'moved' | 'taken' | 'vanished' | 'no-links';
     try {
-      outcome = await linkThenUnlink(src, dest);
+      outcome = await reserved(dest, () => linkThenUnlink(src, dest));
     } catch (error) {
       throw toVaultIoError('move', src, error);
     }
@@ -125,17 +148,21 @@ async function moveByRename(
 ): Promise<string | null> {
   for (let attempt = firstAttempt; ; attempt += 1) {
     const dest = join(destDir, suffixedName(name, attempt));
-    if (await exists(dest)) continue;
-    try {
-      await rename(src, dest);
-    } catch (error) {
-      if (errnoCode(error) === 'EXDEV')
-        return moveByCopy(src, dest, destDir, name, attempt, options);
-      if (isVanished(error) && !(await exists(src))) return null;
-      throw toVaultIoError('rename', src, error);
-    }
-    if (options.fsync === true) await syncBoth(src, dest);
-    return dest;
+    const moved = await reserved(dest, async (): Promise<string | null | 'taken' | 'copy'> => {
+      if (await exists(dest)) return 'taken';
+      try {
+        await rename(src, dest);
+      } catch (error) {
+        if (errnoCode(error) === 'EXDEV') return 'copy';
+        if (isVanished(error) && !(await exists(src))) return null;
+        throw toVaultIoError('rename', src, error);
+      }
+      if (options.fsync === true) await syncBoth(src, dest);
+      return dest;
+    });
+    if (moved === 'taken') continue;
+    if (moved === 'copy') return moveByCopy(src, dest, destDir, name, attempt, options);
+    return moved;
   }
 }
 
@@ -241,8 +268,9 @@ export async function recoverInterruptedMove(
  * The final move of a claimed note into the folder of its outcome, in one step: the first free
  * name (`task.md`, `task-1.md`…) is found, then the note is renamed to it, so there is no moment
  * when the note is in two places (a kill between the two steps of a link-then-unlink move would
- * leave two names). Only a file created under that very name by someone else in the microseconds
- * between the check and the rename could be replaced; vaultd is the only writer of those folders.
+ * leave two names). vaultd's own moves reserve the name they take (two notes of one name finishing
+ * together get `task.md` and `task-1.md`); only a file another program creates under that very
+ * name between the check and the rename could be replaced.
  * @param src absolute path of the note in `In_Progress/`.
  * @param destDir the target folder, which must exist and be the vault's own folder of that name
  *   (checked first: never a symbolic link, nor under one; see {@link assertInsideVault}).
@@ -265,18 +293,23 @@ export async function moveClaimed(
   await assertInsideVault(vault, destDir);
   for (let attempt = 0; ; attempt += 1) {
     const dest = join(destDir, suffixedName(name, attempt));
-    try {
-      if (await (attempt === 0 ? first : exists(dest))) continue;
-    } catch (error) {
-      throw toVaultIoError('stat', dest, error);
-    }
-    try {
-      await rename(src, dest);
-      return dest;
-    } catch (error) {
-      if (errnoCode(error) === 'EXDEV') return moveNoOverwrite(src, destDir, name);
-      if (isVanished(error) && !(await exists(src).catch(() => true))) return null;
-      throw toVaultIoError('rename', src, error);
-    }
+    const moved = await reserved(dest, async (): Promise<string | null | 'taken' | 'no-rename'> => {
+      try {
+        if (await (attempt === 0 ? first : exists(dest))) return 'taken';
+      } catch (error) {
+        throw toVaultIoError('stat', dest, error);
+      }
+      try {
+        await rename(src, dest);
+        return dest;
+      } catch (error) {
+        if (errnoCode(error) === 'EXDEV') return 'no-rename';
+        if (isVanished(error) && !(await exists(src).catch(() => true))) return null;
+        throw toVaultIoError('rename', src, error);
+      }
+    });
+    if (moved === 'taken') continue;
+    if (moved === 'no-rename') return moveNoOverwrite(src, destDir, name);
+    return moved;
   }
 }

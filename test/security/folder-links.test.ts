@@ -50,6 +50,47 @@ describe("no writes through links put in place of vaultd's folders", { timeout: 
     );
   });
 
+  it('reads nothing from outside when the inbox is a link, says so once, and reads it again once fixed', async () => {
+    // Review finding: vaultd checked the folder a note goes to, never the one it came from; an
+    // inbox replaced with a link to a folder of the user's had its notes claimed, rewritten with
+    // results and filed under Done/, where the agent could read them.
+    const inbox = join(vault.root, 'Needs_Action');
+    const users = await mkdtemp(join(tmpdir(), 'vaultd-users-'));
+    try {
+      const text = note('Private', callBlock('slow_echo', { text: "the user's own" }));
+      await writeFile(join(users, 'private.md'), text);
+      await rm(inbox, { recursive: true });
+      await symlink(users, inbox);
+      await waitFor(
+        () => /a folder vaultd takes notes from is a symbolic link/.test(daemon.output()),
+        {
+          message: 'the refusal',
+        },
+      );
+      // Two more reconcile scans (every 2 s here): still untouched, and said once.
+      await new Promise((resolve) => setTimeout(resolve, 4500));
+      assert.equal(await readFile(join(users, 'private.md'), 'utf8'), text);
+      assert.deepEqual(await readdir(users), ['private.md']);
+      for (const folder of ['In_Progress', 'Done', 'Failed'])
+        assert.deepEqual(
+          (await readdir(join(vault.root, folder))).filter((n) => n.startsWith('private')),
+          [],
+          folder,
+        );
+      assert.equal(
+        daemon.output().match(/a folder vaultd takes notes from is a symbolic link/g)?.length,
+        1,
+      );
+      await rm(inbox);
+      await mkdir(inbox);
+      await waitFor(() => /the folder is a real folder again/.test(daemon.output()), {
+        message: 'the folder read again',
+      });
+    } finally {
+      await rm(users, { recursive: true, force: true });
+    }
+  });
+
   it('leaves a finished note in In_Progress while Done/ is a link, and moves it once fixed', async () => {
     const done = join(vault.root, 'Done');
     await rm(done, { recursive: true });

@@ -16,6 +16,23 @@ afterEach(async () => {
 });
 
 describe('writeFileAtomic', () => {
+  it('writes under another temp name when its own is taken (review finding)', async () => {
+    // Left by an earlier process with this pid, or planted by an agent that guessed the names:
+    // the write failed with EEXIST and a note that had succeeded went to Failed/.
+    const path = join(dir, 'note.md');
+    await writeFile(path, 'old');
+    const planted: string[] = [];
+    for (let n = 0; n < 2000; n += 1) {
+      const name = `.note.md.vaultd-${process.pid}-${n.toString(36)}.tmp`;
+      await writeFile(join(dir, name), 'planted');
+      planted.push(name);
+    }
+    await writeFileAtomic(path, 'new', { fsyncDir: false });
+    assert.equal(await readFile(path, 'utf8'), 'new');
+    const left = (await readdir(dir)).filter((name) => name !== 'note.md');
+    assert.deepEqual(left.sort(), planted.sort(), 'the planted files untouched, no temp file left');
+  });
+
   it('creates a new file with the content and leaves no temp file', async () => {
     const path = join(dir, 'note.md');
     await writeFileAtomic(path, '# Hello\nwörld ✓\n');

@@ -127,6 +127,32 @@ describe('moves never go through a link', () => {
     assert.deepEqual(await readdir(outside), []);
   });
 
+  for (const folder of ['inbox', 'approved', 'pending', 'rejected'] as const) {
+    it(`takes nothing in from outside when ${CONFIG_DEFAULTS.folders[folder]}/ is a link (review finding)`, async () => {
+      // The agent's move: the folder vaultd takes notes from replaced with a link to a folder of
+      // the user's, whose notes vaultd would otherwise claim, rewrite and file under Done/.
+      await writeFile(
+        join(outside, 'howto.md'),
+        'the user\'s own note\n```json\n{"tool_call":{}}\n```\n',
+      );
+      await replaceWithLink(layout[folder]);
+      const held = new Set<string>();
+      await assert.rejects(
+        claimNote(join(layout[folder], 'howto.md'), layout, held),
+        refused(CONFIG_DEFAULTS.folders[folder]),
+      );
+      const long = `${'y'.repeat(240)}.md`;
+      await writeFile(join(outside, long), 'x');
+      await assert.rejects(
+        claimNote(join(layout[folder], long), layout),
+        refused(CONFIG_DEFAULTS.folders[folder]),
+      );
+      assert.deepEqual((await readdir(outside)).sort(), ['howto.md', long].sort());
+      assert.deepEqual(await readdir(layout.inProgress), []);
+      assert.equal(held.size, 0);
+    });
+  }
+
   for (const folder of ['done', 'failed', 'pending', 'rejected'] as const) {
     it(`does not move a finished note into ${CONFIG_DEFAULTS.folders[folder]}/ when it is a link`, async () => {
       const note = join(layout.inProgress, 'n.vaultd-1-2-abcd-3.md');

@@ -3,10 +3,12 @@ import { link, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import { configureFastPath } from '../../src/vault/fs-calls.ts';
 import {
   claimNote,
   ensureLayout,
   isClaimedByOther,
+  moveClaimed,
   moveNoOverwrite,
   readClaimedName,
   recoverInterruptedMove,
@@ -131,6 +133,56 @@ describe('moveNoOverwrite', () => {
     const all = [...(await readdir(dest)), ...(await readdir(other))];
     assert.equal(all.length, 20);
     assert.deepEqual(await readdir(src), []);
+  });
+});
+
+describe('moveClaimed', () => {
+  for (const mode of ['fast path', 'thread pool'] as const) {
+    it(`${mode}: notes of one name finishing together each keep their own file (review finding)`, async () => {
+      // Two claimed notes called task.md (an agent dropped task.md again after the first was
+      // claimed) finishing at once: both saw Done/task-1.md free, and the second rename replaced
+      // the first note.
+      configureFastPath({ allowed: mode === 'fast path', sliceLimitMs: Number.POSITIVE_INFINITY });
+      try {
+        await writeFile(join(dest, 'task.md'), 'yesterday');
+        const claimed: string[] = [];
+        for (let i = 0; i < 12; i += 1) {
+          const path = join(src, `task.vaultd-1-2-abcd-${i}.md`);
+          await writeFile(path, `note ${i}`);
+          claimed.push(path);
+        }
+        const moved = await Promise.all(
+          claimed.map((path) => moveClaimed(path, dest, 'task.md', root)),
+        );
+        assert.equal(new Set(moved).size, 12, moved.join(', '));
+        assert.deepEqual(await readdir(src), []);
+        const texts = await Promise.all(
+          (await readdir(dest)).map((name) => readFile(join(dest, name), 'utf8')),
+        );
+        assert.deepEqual(
+          texts.sort(),
+          ['yesterday', ...Array.from({ length: 12 }, (_, i) => `note ${i}`)].sort(),
+        );
+      } finally {
+        configureFastPath();
+      }
+    });
+  }
+
+  it('and a no-overwrite move into the same folder at once never replace each other', async () => {
+    const a = join(src, 'a');
+    await mkdir(a);
+    await writeFile(join(a, 'task.md'), 'moved without overwrite');
+    await writeFile(join(src, 'task.vaultd-1-2-abcd-0.md'), 'claimed');
+    const moved = await Promise.all([
+      moveNoOverwrite(join(a, 'task.md'), dest),
+      moveClaimed(join(src, 'task.vaultd-1-2-abcd-0.md'), dest, 'task.md', root),
+    ]);
+    assert.equal(new Set(moved).size, 2);
+    const texts = await Promise.all(
+      (await readdir(dest)).map((name) => readFile(join(dest, name), 'utf8')),
+    );
+    assert.deepEqual(texts.sort(), ['claimed', 'moved without overwrite']);
   });
 });
 
