@@ -337,6 +337,13 @@ export async function resumeNote(ctx: PipelineContext, path: string): Promise<Jo
   if (read.kind === 'linked') {
     // A kill between the two steps of the final move leaves the note under two names.
     const moved = await recoverInterruptedMove(path, ctx.layout);
+    if (moved !== null && [ctx.layout.inbox, ctx.layout.approved].includes(dirname(moved))) {
+      ctx.logger.info(
+        { note: noteKey(ctx, path), to: noteKey(ctx, moved) },
+        'undid a claim cut short: the note is taken again from where it was',
+      );
+      return;
+    }
     if (moved !== null) {
       ctx.logger.info(
         { note: noteKey(ctx, path), to: noteKey(ctx, moved) },

@@ -128,6 +128,22 @@ async function linkThenUnlink(
     }
     throw error;
   }
+  // An editor that saved the note (a new file renamed over it) between the link and the unlink
+  // would lose that save to the unlink: the name is only removed while it is still the file
+  // linked. Otherwise our link goes and the newer file stays where it is, to be looked at anew.
+  let same: boolean;
+  try {
+    const [here, there] = await Promise.all([lstat(src), lstat(dest)]);
+    same = here.ino === there.ino && here.dev === there.dev;
+  } catch (error) {
+    await unlink(dest).catch(() => undefined);
+    if (isVanished(error)) return 'vanished';
+    throw error;
+  }
+  if (!same) {
+    await unlink(dest).catch(() => undefined);
+    return 'vanished';
+  }
   try {
     await unlink(src);
   } catch (error) {
@@ -210,8 +226,9 @@ async function exists(path: string): Promise<boolean> {
 
 /**
  * Finish a move that a kill cut short between its two steps: the note in `In_Progress/` has a
- * second name in one of the folders a note moves to (its original name or a numbered suffix of
- * it). That name is kept and the `In_Progress/` one removed.
+ * second name in one of the folders a note moves to, or in the folder a cut claim took it from
+ * (its original name or a numbered suffix of it). That name is kept and the `In_Progress/` one
+ * removed.
  * @param path absolute path of the note in `In_Progress/`, with more than one link.
  * @param layout the vault's folders.
  * @returns the note's path in its folder, or null when no second name was found there.
@@ -231,7 +248,18 @@ export async function recoverInterruptedMove(
     throw toVaultIoError('stat', path, error);
   }
   const name = readClaimedName(basename(path)).original;
-  for (const dir of [layout.done, layout.failed, layout.pending, layout.rejected]) {
+  // The inbox and Approved/ too: a claim of a name too long for the claim tag is a link, then an
+  // unlink, and a kill between the two left the note in both (refused in each for its two names,
+  // stuck for good). The claim had not finished, so nothing ran: the name in the folder it came
+  // from is kept, and the note is claimed again from there.
+  for (const dir of [
+    layout.done,
+    layout.failed,
+    layout.pending,
+    layout.rejected,
+    layout.inbox,
+    layout.approved,
+  ]) {
     // A second name found through a link would be a file outside the vault's folders: only the
     // In_Progress/ name is vaultd's then, and it is kept.
     if (

@@ -1,5 +1,17 @@
 import assert from 'node:assert/strict';
-import { link, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import * as fs from 'node:fs';
+import {
+  link,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  writeFile,
+} from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
@@ -113,6 +125,27 @@ describe('moveNoOverwrite', () => {
     assert.equal(names.length, 50);
     const contents = await Promise.all(names.map((name) => readFile(join(dest, name), 'utf8')));
     assert.deepEqual(contents.sort(), Array.from({ length: 50 }, (_, i) => `content ${i}`).sort());
+  });
+
+  it("keeps an editor's save that replaced the file between the link and the unlink (review finding)", async () => {
+    await writeFile(join(src, 'task.md'), 'old text');
+    const promises = fs.promises as unknown as Record<string, unknown>;
+    const realLink = fs.promises.link;
+    promises['link'] = async (from: string, to: string): Promise<void> => {
+      await realLink(from, to);
+      // The editor's save: a new file renamed over the note.
+      await writeFile(join(src, '.save.tmp'), 'newer text');
+      await rename(join(src, '.save.tmp'), from);
+    };
+    syncBuiltinESMExports();
+    try {
+      assert.equal(await moveNoOverwrite(join(src, 'task.md'), dest), null);
+    } finally {
+      promises['link'] = realLink;
+      syncBuiltinESMExports();
+    }
+    assert.equal(await readFile(join(src, 'task.md'), 'utf8'), 'newer text');
+    assert.deepEqual(await readdir(dest), []);
   });
 
   it('of two concurrent movers of the same file, exactly one wins', async () => {
@@ -235,6 +268,22 @@ describe('claimNote', () => {
     // pid 1 is alive but started at another time than this made-up start tick.
     assert.equal(isClaimedByOther('a.vaultd-1-zzzzz-0000-0.md'), false);
     assert.equal(readClaimedName('a.b.vaultd-1-2-abcd-3.md').original, 'a.b.md');
+  });
+
+  it('undoes a claim of a long name that a kill cut between its link and its unlink (review finding)', async () => {
+    // Both names were refused for having two, and the note was stuck for good.
+    const layout = resolveLayout({ vault: root, folders: CONFIG_DEFAULTS.folders });
+    await ensureLayout(layout);
+    const long = `${'説'.repeat(76)}.md`;
+    await writeFile(join(layout.inbox, long), 'never run');
+    await link(join(layout.inbox, long), join(layout.inProgress, long));
+    assert.equal(
+      await recoverInterruptedMove(join(layout.inProgress, long), layout),
+      join(layout.inbox, long),
+    );
+    assert.deepEqual(await readdir(layout.inProgress), []);
+    assert.equal(await readFile(join(layout.inbox, long), 'utf8'), 'never run');
+    assert.equal((await stat(join(layout.inbox, long))).nlink, 1);
   });
 
   it('finishes a final move that a kill cut between its two steps', async () => {
