@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { copyFile, link, stat, unlink } from 'node:fs/promises';
+import { copyFile, link, open, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { lstat, rename } from './fs-calls.ts';
 import { fsyncDirectory } from './fsync-dir.ts';
@@ -197,6 +197,20 @@ async function moveByCopy(
       return moveByRename(src, destDir, name, attempt + 1, options);
     if (isVanished(error) && !(await exists(src))) return null;
     throw toVaultIoError('copy', src, error);
+  }
+  // The copy is on disk, under its name, before the original goes: a power cut between the two
+  // must not leave neither.
+  try {
+    const copy = await open(dest, 'r');
+    try {
+      await copy.sync();
+    } finally {
+      await copy.close();
+    }
+    await fsyncDirectory(dirname(dest));
+  } catch (error) {
+    await unlink(dest).catch(() => undefined);
+    throw toVaultIoError('fsync', dest, error);
   }
   try {
     await unlink(src);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import {
   link,
@@ -146,6 +147,21 @@ describe('moveNoOverwrite', () => {
     }
     assert.equal(await readFile(join(src, 'task.md'), 'utf8'), 'newer text');
     assert.deepEqual(await readdir(dest), []);
+  });
+
+  it('moves across devices by a copy made durable before the original goes', async (t) => {
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dest]);
+    if (mounted.status !== 0) return t.skip('cannot mount a tmpfs here: needs root');
+    try {
+      await writeFile(join(src, 'task.md'), 'across');
+      await writeFile(join(dest, 'task.md'), 'taken');
+      assert.equal(await moveNoOverwrite(join(src, 'task.md'), dest), join(dest, 'task-1.md'));
+      assert.equal(await readFile(join(dest, 'task-1.md'), 'utf8'), 'across');
+      assert.equal(await readFile(join(dest, 'task.md'), 'utf8'), 'taken');
+      assert.deepEqual(await readdir(src), []);
+    } finally {
+      spawnSync('umount', [dest]);
+    }
   });
 
   it('of two concurrent movers of the same file, exactly one wins', async () => {
