@@ -242,23 +242,29 @@ export class ApprovalRequests {
 
   /** Rewrite the file without requests that reached a final state more than 7 days ago. */
   async compact(): Promise<void> {
-    const now = Date.now();
-    const lines: Line[] = [];
-    for (const request of this.#byId.values()) {
-      const final =
-        request.state !== 'pending' && request.state !== 'approved' && request.state !== 'rejected';
-      if (final && now - Date.parse(request.expiresAt) > KEEP_FINAL_MS) {
-        this.#byId.delete(request.id);
-        continue;
+    // Read from memory inside the journal's queue, after the writes before it (Journal.rewrite).
+    await this.#journal.rewrite(() => {
+      const now = Date.now();
+      const lines: Line[] = [];
+      for (const request of this.#byId.values()) {
+        const final =
+          request.state !== 'pending' &&
+          request.state !== 'approved' &&
+          request.state !== 'rejected';
+        if (final && now - Date.parse(request.expiresAt) > KEEP_FINAL_MS) {
+          this.#byId.delete(request.id);
+          this.#pending.delete(request.id);
+          continue;
+        }
+        const { state, decision, ...rest } = request;
+        lines.push({ t: 'request', ...rest });
+        if (decision !== null) lines.push({ t: 'decide', id: request.id, decision });
+        if (state !== 'pending' && !(decision !== null && state === stateAfter(decision))) {
+          lines.push({ t: 'state', id: request.id, state, at: new Date(now).toISOString() });
+        }
       }
-      const { state, decision, ...rest } = request;
-      lines.push({ t: 'request', ...rest });
-      if (decision !== null) lines.push({ t: 'decide', id: request.id, decision });
-      if (state !== 'pending' && !(decision !== null && state === stateAfter(decision))) {
-        lines.push({ t: 'state', id: request.id, state, at: new Date(now).toISOString() });
-      }
-    }
-    await this.#journal.rewrite(lines);
+      return lines;
+    });
   }
 
   /** Wait for the writes queued so far. */

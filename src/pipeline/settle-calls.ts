@@ -151,6 +151,20 @@ export async function settleCalls(ctx: PipelineContext, work: NoteWork): Promise
       key = callKey({ id: found.id, explicitId: found.explicitId, argsHash }, work.name);
       if (ctx.ledger.isInFlight(key)) await ctx.ledger.settled(key);
       const history = ctx.ledger.lookup(key);
+      if (history !== undefined && found.explicitId && history.tool !== tool.name) {
+        // The key of an explicit id holds the id and the arguments, not the tool: a move_file
+        // with the id and arguments an earlier copy_file had would be taken for that call, its
+        // result replayed and the move never run. An id names one call: this one needs its own.
+        error(order, {
+          id: found.id,
+          name: tool.name,
+          status: 'error',
+          code: 'INVALID_CALL',
+          message: `the id "${found.id}" with these parameters already named a ${history.tool} call (in ${history.writtenTo ?? history.note}); an id names one call: give this ${tool.name} call an id of its own, or none`,
+          safety: effects.safety,
+        });
+        continue;
+      }
       if (
         history !== undefined &&
         history.status === 'interrupted' &&

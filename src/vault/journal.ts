@@ -143,14 +143,22 @@ export class Journal<L> {
   }
 
   /**
-   * Replace the whole file with these lines, atomically, after the appends in flight.
-   * @param lines what the file should hold.
+   * Replace the whole file with the lines `build` gives, atomically, after the appends in flight.
+   * `build` is asked only once those are written and their writers have counted them: lines
+   * taken before would leave out an append written to the old file just before the rename (an
+   * intent made durable, its call run, then erased: the call ran again after a restart).
+   * Appends queued meanwhile are written to the new file after it.
+   * @param build what the file should hold, from the writer's state at that moment.
    * @throws VaultIoError when the new file cannot be written; the old one is then kept.
    */
-  rewrite(lines: readonly L[]): Promise<void> {
+  rewrite(build: () => readonly L[]): Promise<void> {
     if (this.#closed) return Promise.reject(new Error(`journal ${this.path} is closed`));
     return this.#enqueue(async () => {
       await this.#flush();
+      // The flushed appends resolved; their writers record them in memory in a microtask, which
+      // runs before this immediate.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      const lines = build();
       const text = lines.map((line) => `${JSON.stringify(line)}\n`).join('');
       await writeFileAtomic(this.path, text);
       let handle: FileHandle;

@@ -325,21 +325,25 @@ export class Ledger {
   compact(): Promise<void> {
     this.#compacting ??= (async () => {
       try {
-        const now = Date.now();
-        const lines: Line[] = [];
-        for (const entry of [...this.#entries.values()]) {
-          if (this.#expired(entry, now)) {
-            this.#entries.delete(entry.key);
-            continue;
+        // The lines are read from memory inside the journal's queue, once the appends before
+        // the rewrite are written and counted (see Journal.rewrite).
+        await this.#journal.rewrite(() => {
+          const now = Date.now();
+          const lines: Line[] = [];
+          for (const entry of [...this.#entries.values()]) {
+            if (this.#expired(entry, now)) {
+              this.#entries.delete(entry.key);
+              continue;
+            }
+            if (entry.written && now - entry.intentAt > this.#options.replayWindowMs) {
+              // Past the replay window only the outcome is needed, not the whole result.
+              entry.result = undefined;
+              entry.spill = null;
+            }
+            lines.push(...entryLines(entry));
           }
-          if (entry.written && now - entry.intentAt > this.#options.replayWindowMs) {
-            // Past the replay window only the outcome is needed, not the whole result.
-            entry.result = undefined;
-            entry.spill = null;
-          }
-          lines.push(...entryLines(entry));
-        }
-        await this.#journal.rewrite(lines);
+          return lines;
+        });
         await this.#removeUnusedResults();
       } finally {
         this.#compacting = undefined;

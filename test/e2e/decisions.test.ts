@@ -348,6 +348,26 @@ describe(
       assert.equal(await starts('once'), 1, 'the call ran once');
     });
 
+    it('never takes a call of another tool with the same explicit id and arguments for a replay (review finding)', async () => {
+      // copy_file and move_file take the same parameters: a move with the id and arguments of an
+      // earlier copy was answered with the copy's result, marked success, and never ran.
+      await vault.drop(
+        'monday.md',
+        note('Monday', callBlock('side_effect', { label: 'twin' }, 'step1')),
+      );
+      await waitInFolder(vault, 'monday.md', 'Done');
+      await vault.drop(
+        'tuesday.md',
+        note('Tuesday', callBlock('side_effect_twin', { label: 'twin' }, 'step1')),
+      );
+      const result = resultsOf(await waitInFolder(vault, 'tuesday.md', 'Failed'))[0];
+      assert.equal(result?.status, 'error');
+      assert.equal(result?.error?.code, 'INVALID_CALL');
+      assert.match(result?.error?.message ?? '', /already named a side_effect call/);
+      assert.equal(result?.metadata['replay'], undefined, 'not a replay');
+      assert.equal(await starts('twin'), 1, "only Monday's call ran");
+    });
+
     it('counts a note of the same name with a derived id as the same note within the replay window', async () => {
       const text = note('Daily', callBlock('side_effect', { label: 'daily' }));
       await vault.drop('daily.md', text);

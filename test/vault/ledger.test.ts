@@ -30,6 +30,34 @@ describe('Ledger', () => {
     );
   });
 
+  it('keeps an intent made durable while a compaction runs (review finding)', async () => {
+    // The compaction took its lines from memory when asked, and the journal wrote the appends
+    // queued before it to the old file first: an intent fsynced and resolved there (its call
+    // run) was erased by the rename, and the call ran again after a restart. 20 rounds.
+    for (let round = 0; round < 20; round += 1) {
+      const here = await mkdtemp(join(dir, 'round-'));
+      const ledger = await Ledger.open(here, { compactAboveBytes: 200 });
+      await ledger.recordIntent(intent('id:old:h', 'In_Progress/a.md'));
+      await ledger.recordDone('id:old:h', 'success', true, { big: 'x'.repeat(300) });
+      const written = ledger.markWritten(['id:old:h'], 'Done/a.md'); // over 200 bytes: compacts
+      await new Promise((resolve) => setImmediate(resolve));
+      await ledger.recordIntent(intent(`id:new${round}:h`, 'In_Progress/b.md'));
+      const direct = ledger.compact();
+      await ledger.recordIntent(intent(`id:next${round}:h`, 'In_Progress/c.md'));
+      await Promise.all([written, direct]);
+      await ledger.drain();
+      const reopened = await Ledger.open(here);
+      try {
+        assert.notEqual(reopened.lookup(`id:new${round}:h`), undefined, `round ${round}`);
+        assert.notEqual(reopened.lookup(`id:next${round}:h`), undefined, `round ${round}`);
+        assert.equal(reopened.lookup('id:old:h')?.written, true);
+      } finally {
+        await reopened.close();
+        await ledger.close();
+      }
+    }
+  });
+
   it('records intent, outcome and write-back, and reads them back after a reopen', async () => {
     const ledger = await Ledger.open(dir);
     await ledger.recordIntent(intent('id:one:h'));
