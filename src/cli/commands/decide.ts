@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, statSync } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -57,7 +57,14 @@ export async function runDecision(
       return EXIT.usage;
     }
   }
-  const stateDir = await findStateDir(target, options);
+  let stateDir: string;
+  try {
+    stateDir = await findStateDir(target, options);
+  } catch (error) {
+    if (!(error instanceof StateDirRefused)) throw error;
+    process.stderr.write(`vaultd: ${printable(error.message)}\n`);
+    return EXIT.failure;
+  }
   const requests = await readRequests(stateDir);
   const chosen = await chooseRequests(target, requests, stateDir, options);
   if (typeof chosen === 'string') {
@@ -253,13 +260,62 @@ function describeRequest(r: ApprovalRequest): string {
  */
 async function findStateDir(target: string | undefined, options: CommonOptions): Promise<string> {
   if (options.vault === undefined && options.config === undefined && target !== undefined) {
+    // Every `.vaultd/` above the note: an agent that writes the vault can make one in a folder
+    // of it (Pending_Approval/.vaultd/, with requests of its own and `decisions/` linked to the
+    // real one), and the nearest would be taken, the human's approval landing on the agent's
+    // call. Found this way, the state folder must be the only one above the note and a real
+    // folder of a user this one trusts, its `decisions/` too.
+    const found: string[] = [];
     for (let dir = dirname(resolve(target)); ; dir = dirname(dir)) {
-      if (existsSync(join(dir, STATE_DIR_NAME))) return join(dir, STATE_DIR_NAME);
+      if (existsSync(join(dir, STATE_DIR_NAME))) found.push(join(dir, STATE_DIR_NAME));
       if (dirname(dir) === dir) break;
+    }
+    if (found.length > 1)
+      throw new StateDirRefused(
+        `more than one vaultd state folder above ${target} (${found.join(', ')}): one of them may have been made by an agent; name the vault with --vault or --config`,
+      );
+    if (found.length === 1) {
+      const problem = untrustedStateDir(found[0] as string);
+      if (problem !== null)
+        throw new StateDirRefused(`${problem}; name the vault with --vault or --config`);
+      return found[0] as string;
     }
   }
   const { config } = await loadSetup(options);
   return join(config.vault, STATE_DIR_NAME);
+}
+
+/** A state folder `vaultd approve NOTE` will not take from the note's path. */
+class StateDirRefused extends Error {}
+
+/**
+ * Why a `.vaultd/` found from a note's path is not to be trusted, or null: it (or its
+ * `decisions/`, where the decision is written) is a link or not a folder, or belongs to another
+ * user than this one, root, or the owner of the folder it is in (the vault's: vaultd's own user
+ * when a person runs this as root).
+ */
+function untrustedStateDir(stateDir: string): string | null {
+  const uid = process.getuid?.();
+  let owners: number[];
+  try {
+    owners = uid === undefined ? [] : [uid, 0, lstatSync(dirname(stateDir)).uid];
+  } catch {
+    return `${dirname(stateDir)} cannot be read`;
+  }
+  for (const dir of [stateDir, join(stateDir, 'decisions')]) {
+    let stats;
+    try {
+      stats = lstatSync(dir);
+    } catch {
+      if (dir === stateDir) return `${dir} cannot be read`;
+      continue; // no decisions/ yet: the first decision makes it
+    }
+    if (stats.isSymbolicLink()) return `${dir} is a symbolic link`;
+    if (!stats.isDirectory()) return `${dir} is not a folder`;
+    if (uid !== undefined && !owners.includes(stats.uid))
+      return `${dir} belongs to another user (uid ${stats.uid})`;
+  }
+  return null;
 }
 
 async function loadFolders(
