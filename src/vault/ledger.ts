@@ -270,9 +270,16 @@ export class Ledger {
       const line: Line = { t: 'done', k: key, status, effect, at: Date.now() };
       if (json !== undefined && Buffer.byteLength(json) > this.#options.inlineResultBytes) {
         const name = `${createHash('sha256').update(key).digest('hex').slice(0, 32)}.json`;
-        await mkdir(this.#resultsDir(), { recursive: true });
-        await writeFileAtomic(join(this.#resultsDir(), name), json, { fsyncDir: false });
-        line.spill = name;
+        try {
+          await mkdir(this.#resultsDir(), { recursive: true });
+          await writeFileAtomic(join(this.#resultsDir(), name), json, { fsyncDir: false });
+          line.spill = name;
+        } catch {
+          // A full disk (or a results folder that is not one): the result stays in the line, in
+          // memory at least, rather than the outcome going unrecorded and the call reported as
+          // cut off with its result lost.
+          line.result = result;
+        }
       } else if (result !== undefined) {
         line.result = result;
       }

@@ -58,6 +58,20 @@ describe('Ledger', () => {
     }
   });
 
+  it('keeps a large result when its own file cannot be written (review finding)', async () => {
+    const ledger = await Ledger.open(dir, { inlineResultBytes: 10 });
+    await writeFile(join(dir, 'results'), 'not a folder');
+    await ledger.recordIntent(intent('id:big:h'));
+    const result = { id: 'big', status: 'success', content: 'x'.repeat(100) };
+    await ledger.recordDone('id:big:h', 'success', true, result);
+    assert.equal(ledger.lookup('id:big:h')?.status, 'success');
+    assert.deepEqual(await ledger.result('id:big:h'), result);
+    await ledger.close();
+    const reopened = await Ledger.open(dir, { inlineResultBytes: 10 });
+    assert.deepEqual(await reopened.result('id:big:h'), result);
+    await reopened.close();
+  });
+
   it('records intent, outcome and write-back, and reads them back after a reopen', async () => {
     const ledger = await Ledger.open(dir);
     await ledger.recordIntent(intent('id:one:h'));
