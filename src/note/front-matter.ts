@@ -233,6 +233,9 @@ export function updateFrontMatter(text: string, updates: Record<string, unknown>
 }
 
 function updateYaml(content: string, entries: [string, unknown][], eol: string): string | null {
+  // Lone-CR line endings: the YAML library does not take a lone CR for one (it read `title: x\r`
+  // as one value ending in CR), so such front-matter is left as it is.
+  if (/\r(?!\n)/.test(content)) return null;
   const simple = readSimpleYaml(content);
   if (simple !== null) {
     const spliced = spliceSimple(content, simple, entries, eol);
@@ -258,9 +261,16 @@ function updateYaml(content: string, entries: [string, unknown][], eol: string):
   }
   const spliced = spliceYaml(doc, content, entries, eol);
   if (spliced !== null && yamlMatches(spliced, expected)) return spliced;
-  const editable = parseEditable(content);
-  for (const [k, v] of entries) editable.set(k, editable.createNode(v));
-  const restrung = editable.toString({ lineWidth: 0 }).replace(/\n/g, eol);
+  let restrung: string;
+  try {
+    const editable = parseEditable(content);
+    for (const [k, v] of entries) editable.set(k, editable.createNode(v));
+    restrung = editable.toString({ lineWidth: 0 }).replace(/\n/g, eol);
+  } catch {
+    // The library cannot write it back (a replaced `status: &s new` that another key aliases:
+    // "Unresolved alias"): the front-matter is left as it is, the note's results still written.
+    return null;
+  }
   return yamlMatches(restrung, expected) ? restrung : null;
 }
 

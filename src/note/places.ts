@@ -114,11 +114,15 @@ export function lineStartsOf(text: string, first = 0): Int32Array {
 }
 
 /**
- * The line ending a note uses: `\r\n` when its first line ending is CRLF, otherwise `\n`.
+ * The line ending a note uses: that of its first line ending (`\r\n`, a lone `\r`, or `\n`).
  * @param text The note's text.
  */
-export function detectLineEnding(text: string): '\r\n' | '\n' {
+export function detectLineEnding(text: string): '\r\n' | '\n' | '\r' {
   const lf = text.indexOf('\n');
+  // A lone CR first (a classic Mac note): what vaultd adds uses it too. An LF added after the
+  // note's last CR made one CRLF of the two, and the blank line before `## Tool Results` was gone.
+  const cr = text.indexOf('\r');
+  if (cr !== -1 && (lf === -1 || cr < lf - 1)) return '\r';
   return lf > 0 && text.charCodeAt(lf - 1) === 13 ? '\r\n' : '\n';
 }
 
