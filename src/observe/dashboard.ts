@@ -39,7 +39,7 @@ const link = (folder: string, note: string): string => {
   // escaped text in a markdown link.
   // eslint-disable-next-line no-control-regex -- control characters end a wiki link too
   if (/^[^\][|#^\r\n\u0000-\u001f`<>%$]+$/u.test(name)) return `[[${folder}/${name}]]`;
-  return `[${escapeMarkdownTitle(name, 100)}](${encodeURI(`${folder}/${note}`).replace(/[()[\]]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)})`;
+  return `[${escapeMarkdownTitle(name, 100)}](${encodeURI(`${folder}/${note}`).replace(/[()[\]#]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)})`;
 };
 
 /** Pending notes listed on the Dashboard at most. */

@@ -44,6 +44,10 @@ export function collectSecrets(
   const found = new Set<string>();
   const add = (value: string): void => {
     if (value.length >= MIN_LENGTH) found.add(value);
+    // A value read from a file or an env file often ends in a line break that the code using it
+    // trims (an API key sent in a header): the trimmed form is the secret too.
+    const trimmed = value.trim();
+    if (trimmed !== value && trimmed.length >= MIN_LENGTH) found.add(trimmed);
   };
   const visit = (value: unknown, key: string, secretParent: boolean): void => {
     if (typeof value === 'string') {

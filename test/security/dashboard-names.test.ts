@@ -38,6 +38,8 @@ it('shows hostile note and tool names as text in Dashboard.md', () => {
     queueDepth: 0,
   });
   assert.doesNotMatch(text, /\[\[Secrets/, 'no wiki link opened by a name');
+  // `#` in a link's target would point at a heading of another note (review finding).
+  assert.match(text, /\(Pending_Approval\/d%23e\^f\.md\)|\(Pending_Approval\/d%23e%5Ef\.md\)/);
   assert.doesNotMatch(text, /^## Injected/m, 'no heading from a name');
   // A backslash before a punctuation character makes it literal in CommonMark.
   assert.doesNotMatch(text, /(?<!\\)<img/, 'no HTML from a name');

@@ -57,6 +57,12 @@ describe('redaction', () => {
       collectSecrets({ web: { api_key_env: 'BSAq7Xk2mPz9' } }, [], {}).includes('BSAq7Xk2mPz9'),
       'a key pasted into api_key_env by mistake is hidden',
     );
+    // A key read from a file with its line break: the code sends it trimmed (review finding).
+    assert.ok(
+      collectSecrets({ web: { api_key_env: 'KEY_FILE_VALUE' } }, [], {
+        KEY_FILE_VALUE: 'BSAkey1234567890\n',
+      }).includes('BSAkey1234567890'),
+    );
     const redact = createRedactor(secrets);
     assert.equal(
       redact('auth failed for p4ssword! at https://x:y@h/'),
