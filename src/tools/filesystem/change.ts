@@ -1,4 +1,4 @@
-import { link, rename, rm, rmdir, unlink } from 'node:fs/promises';
+import { link, rename, rmdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { defineTool } from '../../protocol/define-tool.ts';
 import { ToolError } from '../../protocol/errors.ts';
@@ -22,6 +22,7 @@ import {
   lstatOrNull,
   openForRead,
   pinDir,
+  removeTree,
   writeAtomic,
   type PinnedDir,
 } from './pinned.ts';
@@ -421,7 +422,7 @@ async function deleteHandler(
     const entry = dir.entry(basename(resolved.path));
     if (!stat.isDirectory()) await unlink(entry);
     else if (removed === 1) await rmdir(entry);
-    else await rm(entry, { recursive: true });
+    else await removeTree(entry);
     await dir.sync();
   } catch (error) {
     throw fsError(error, shown);

@@ -1,7 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import type { Stats } from 'node:fs';
-import { link, lstat, open, readlink, rename, unlink, type FileHandle } from 'node:fs/promises';
+import {
+  link,
+  lstat,
+  open,
+  readdir,
+  readlink,
+  rename,
+  rmdir,
+  unlink,
+  type FileHandle,
+} from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { ToolError } from '../../protocol/errors.ts';
 
@@ -64,6 +74,34 @@ export async function pinDir(realDir: string): Promise<PinnedDir> {
     sync: () => handle.sync().catch(() => undefined),
     close: () => handle.close(),
   };
+}
+
+/**
+ * Delete a folder and everything in it, one pinned folder at a time: each folder is opened
+ * without following a link (through its pinned parent's `/proc/self/fd/<fd>/`), listed and
+ * emptied by name through its own descriptor, then removed. A link inside is removed, never
+ * followed; a link swapped in for a folder while the delete runs fails its open (nothing behind
+ * it is touched). Node's `rm(recursive)` works by path names, and a folder swapped for a link
+ * between its "not empty" and its listing had the link's target emptied: files outside the roots.
+ * @param entry the folder, named through its pinned parent ({@link PinnedDir.entry}).
+ * @param pinned whether `entry` goes through a pinned folder (no `/proc`: plain paths).
+ */
+export async function removeTree(
+  entry: string,
+  pinned = entry.startsWith('/proc/self/fd/'),
+): Promise<void> {
+  const handle = await open(entry, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  try {
+    const here = pinned ? `/proc/self/fd/${handle.fd}` : entry;
+    for (const name of await readdir(here)) {
+      const child = join(here, name);
+      if ((await lstat(child)).isDirectory()) await removeTree(child, pinned);
+      else await unlink(child);
+    }
+  } finally {
+    await handle.close();
+  }
+  await rmdir(entry);
 }
 
 /**
