@@ -88,7 +88,7 @@ for (const mode of ['fast path', 'thread pool'] as const) {
       assert.equal(capped.bytes?.toString(), 'hell', 'the cap and one byte more');
       const big = await readFileNoFollow(join(here, 'big.md'), 1024 * 1024);
       assert.equal(big.bytes?.length, 100 * 1024);
-      assert.equal(openFds(), fds, 'every file closed');
+      assert.ok(openFds() <= fds, 'every file closed');
     });
 
     it('reads nothing of a link, a fifo, a folder or a file with two names, and closes them', async () => {
@@ -106,7 +106,7 @@ for (const mode of ['fast path', 'thread pool'] as const) {
         const read = await readFileNoFollow(join(here, name), 100);
         assert.equal(read.bytes, null, name);
       }
-      assert.equal(openFds(), fds, 'every file closed');
+      assert.ok(openFds() <= fds, 'every file closed');
     });
 
     it('hands the file over open when asked', async () => {
@@ -136,7 +136,8 @@ for (const mode of ['fast path', 'thread pool'] as const) {
       await writeNewFile(large, Buffer.alloc(200 * 1024, 120), { mode: 0o644, chmod: false });
       assert.equal(statSync(large).size, 200 * 1024);
       // The close goes out after the fsync, without being waited for.
-      await waitFor(() => openFds() === fds, { message: 'every file closed' });
+      // At most as many as before: a close another test left going may end meanwhile.
+      await waitFor(() => openFds() <= fds, { message: 'every file closed' });
     });
 
     it('lstat, realpath and rename answer as fs/promises does', async () => {
@@ -283,7 +284,7 @@ describe('faults of the disk, on both paths', () => {
         const read = await readFileNoFollow(join(dir, 'grows.md'), 2 * 1024 * 1024);
         assert.equal(read.bytes?.toString(), text, 'the whole note');
         assert.ok(readOnMainThread <= 128 * 1024, `${readOnMainThread} bytes read synchronously`);
-        assert.equal(openFds(), before, 'no descriptor left open');
+        assert.ok(openFds() <= before, 'no descriptor left open');
       },
     );
   });
