@@ -4,6 +4,7 @@ import type { Stats } from 'node:fs';
 import {
   link,
   lstat,
+  mkdir,
   open,
   readdir,
   readlink,
@@ -74,6 +75,40 @@ export async function pinDir(realDir: string): Promise<PinnedDir> {
     sync: () => handle.sync().catch(() => undefined),
     close: () => handle.close(),
   };
+}
+
+/**
+ * Make the missing folders of `realDir`, one level at a time, each inside the folder above it
+ * pinned and checked ({@link pinDir}): a link swapped in for a folder on the way fails the call
+ * instead of having the folders made where it points. `mkdir` by path (recursive) followed such a
+ * link: empty folders of the agent's naming appeared in `In_Progress/` or outside the roots.
+ * @param realDir absolute real path of the folder, as `ctx.files.resolve` gave it.
+ * @throws ToolError as {@link pinDir}, or the `mkdir` error.
+ */
+export async function makeFolders(realDir: string): Promise<void> {
+  const missing: string[] = [];
+  let existing = realDir;
+  while ((await lstatOrNull(existing)) === null) {
+    const up = dirname(existing);
+    if (up === existing) break;
+    missing.unshift(basename(existing));
+    existing = up;
+  }
+  let dir = await pinDir(existing);
+  try {
+    for (const name of missing) {
+      try {
+        await mkdir(dir.entry(name));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+      const next = await pinDir(join(dir.path, name));
+      await dir.close();
+      dir = next;
+    }
+  } finally {
+    await dir.close();
+  }
 }
 
 /**

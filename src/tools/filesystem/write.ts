@@ -1,4 +1,3 @@
-import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { defineTool } from '../../protocol/define-tool.ts';
 import { ToolError } from '../../protocol/errors.ts';
@@ -18,7 +17,7 @@ import {
 } from './common.ts';
 import { readFilesystemConfig } from './config.ts';
 import { applyEdits, type Edit } from './edits.ts';
-import { fsError, inParent, lstatOrNull, writeAtomic } from './pinned.ts';
+import { fsError, inParent, lstatOrNull, makeFolders, writeAtomic } from './pinned.ts';
 
 const PATH = {
   ...PATH_PARAM,
@@ -59,7 +58,7 @@ async function ensureParent(files: VaultAccess, resolved: ResolvedPath): Promise
   if ((await lstatOrNull(parent)) !== null) return;
   // Resolve again: the folders to create must be writable and not protected either.
   await files.resolve(parent, 'write');
-  await mkdir(parent, { recursive: true });
+  await makeFolders(parent);
 }
 
 type WriteArgs = {
@@ -270,8 +269,9 @@ export const createDirectory = defineTool<{ path: string }>({
     }
     if (before === null) {
       try {
-        await mkdir(resolved.path, { recursive: true });
+        await makeFolders(resolved.path);
       } catch (error) {
+        if (error instanceof ToolError) throw error;
         throw fsError(error, shown);
       }
       // A link swapped in above it while it was made would put it elsewhere: look again.
