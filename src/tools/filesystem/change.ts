@@ -298,6 +298,7 @@ export const moveFile = defineTool<TwoPaths>({
       }
       throw fsError(error, from);
     }
+    if (stat.isDirectory()) await checkLanded(ctx, config, src.path, dest.path, from, to);
     ctx.files.changed(src.path);
     ctx.files.changed(dest.path);
     return toolOutput(`Moved ${from} to ${to}`, {
@@ -307,6 +308,48 @@ export const moveFile = defineTool<TwoPaths>({
     });
   },
 });
+
+/**
+ * Check a moved folder's tree again where it landed: an entry the agent added between the check
+ * before the rename and the rename itself (a `.git/hooks/` file, a file at a protected path)
+ * moved along unchecked. When one may not be there, the folder is moved back and the call fails.
+ */
+async function checkLanded(
+  ctx: ToolContext,
+  config: FilesystemConfig,
+  src: string,
+  dest: string,
+  from: string,
+  to: string,
+): Promise<void> {
+  try {
+    await checkTreeWritable(ctx.files, dest, to, config.maxVisited, () => undefined);
+    return;
+  } catch (refusal) {
+    try {
+      await inParents(dest, src, async (dd, ds) => {
+        const back = ds.entry(basename(src));
+        if ((await lstatOrNull(back)) !== null)
+          throw Object.assign(new Error('exists'), { code: 'EEXIST' });
+        await rename(dd.entry(basename(dest)), back);
+        await dd.sync();
+        if (dd !== ds) await ds.sync();
+      });
+    } catch {
+      ctx.files.changed(src);
+      ctx.files.changed(dest);
+      throw new ToolError(
+        'PERMISSION_DENIED',
+        `an entry that may not be in ${to} appeared in ${from} while the call ran (${(refusal as Error).message}); the folder could not be moved back and is at ${to}`,
+        { sideEffect: true },
+      );
+    }
+    throw new ToolError(
+      'PERMISSION_DENIED',
+      `an entry that may not be in ${to} appeared in ${from} while the call ran (${(refusal as Error).message}); the folder was moved back`,
+    );
+  }
+}
 
 /** `delete_file`: a file, or a folder with everything in it when `recursive`. */
 export const deleteFile = defineTool<{ path: string; recursive?: boolean }>({
