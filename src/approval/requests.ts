@@ -253,7 +253,6 @@ export class ApprovalRequests {
           request.state !== 'rejected';
         if (final && now - Date.parse(request.expiresAt) > KEEP_FINAL_MS) {
           this.#byId.delete(request.id);
-          this.#pending.delete(request.id);
           continue;
         }
         const { state, decision, ...rest } = request;

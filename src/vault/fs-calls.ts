@@ -167,21 +167,16 @@ function either<A extends unknown[], R>(
         timed(startedAt);
       }
     }
-    outstanding += 1;
-    return new Promise((resolve, reject) => {
-      try {
+    // A call refused before it reaches the pool (a path with a NUL byte) throws in the executor:
+    // a rejection, counted back like any other.
+    return tracked(
+      new Promise<R>((resolve, reject) => {
         poolCall(...args, (error, value) => {
-          outstanding -= 1;
           if (error !== null) reject(error);
           else resolve(value);
         });
-      } catch (error) {
-        // Refused before it reached the pool (a path with a NUL byte): nothing is out there, and
-        // a count left up would keep the fast path off for the life of the process.
-        outstanding -= 1;
-        reject(error as Error);
-      }
-    });
+      }),
+    );
   };
 }
 
@@ -281,9 +276,7 @@ function readFileFast(path: string, cap: number, keepOpen: boolean): Promise<Fil
     if (!stats.isFile() || stats.nlink > 1) found = { stats, bytes: null };
     else {
       const bytes =
-        stats.size < FAST_FILE_MAX_BYTES
-          ? readToEndSync(fd, stats.size, cap, FAST_FILE_MAX_BYTES)
-          : undefined;
+        stats.size < FAST_FILE_MAX_BYTES ? readToEndSync(fd, stats.size, cap) : undefined;
       if (bytes === undefined) pooled = readToEnd(fd, stats, cap, keepOpen);
       else found = keepOpen ? { stats, bytes, fd } : { stats, bytes };
     }
@@ -362,17 +355,17 @@ function readToEnd(fd: number, stats: Stats, cap: number, keepOpen: boolean): Pr
 
 /**
  * {@link readToEnd}, synchronously, leaving the file open; undefined once the buffer has reached
- * `limit` bytes without the file's end (a file that grew while it was read: the rest is not the
- * main thread's to wait for).
+ * {@link FAST_FILE_MAX_BYTES} without the file's end (a file that grew while it was read: the
+ * rest is not the main thread's to wait for).
  */
-function readToEndSync(fd: number, size: number, cap: number, limit: number): Buffer | undefined {
+function readToEndSync(fd: number, size: number, cap: number): Buffer | undefined {
   let buffer = Buffer.allocUnsafe(Math.min(size + 1, cap));
   let length = 0;
   for (;;) {
     const bytesRead = readSync(fd, buffer, length, buffer.length - length, length);
     length += bytesRead;
     if (readAll(bytesRead, length, buffer, cap)) return buffer.subarray(0, length);
-    if (buffer.length >= limit) return undefined;
+    if (buffer.length >= FAST_FILE_MAX_BYTES) return undefined;
     buffer = grown(buffer, length, cap);
   }
 }

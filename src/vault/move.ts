@@ -164,22 +164,41 @@ async function moveByRename(
 ): Promise<string | null> {
   for (let attempt = firstAttempt; ; attempt += 1) {
     const dest = join(destDir, suffixedName(name, attempt));
-    const moved = await reserved(dest, async (): Promise<string | null | 'taken' | 'copy'> => {
-      if (await exists(dest)) return 'taken';
-      try {
-        await rename(src, dest);
-      } catch (error) {
-        if (errnoCode(error) === 'EXDEV') return 'copy';
-        if (isVanished(error) && !(await exists(src))) return null;
-        throw toVaultIoError('rename', src, error);
-      }
-      if (options.fsync === true) await syncBoth(src, dest);
-      return dest;
-    });
+    const moved = await renameIfFree(src, dest, () => exists(dest));
     if (moved === 'taken') continue;
-    if (moved === 'copy') return moveByCopy(src, dest, destDir, name, attempt, options);
+    if (moved === 'exdev') return moveByCopy(src, dest, destDir, name, attempt, options);
+    if (moved !== null && options.fsync === true) await syncBoth(src, dest);
     return moved;
   }
+}
+
+/**
+ * Rename `src` to `dest` unless a file has that name (`isTaken`), with the name reserved
+ * meanwhile ({@link reserved}): the new path, null when `src` vanished, 'taken', or 'exdev' when
+ * the folders are on different devices.
+ */
+function renameIfFree(
+  src: string,
+  dest: string,
+  isTaken: () => Promise<boolean>,
+): Promise<string | null | 'taken' | 'exdev'> {
+  return reserved(dest, async () => {
+    let taken: boolean;
+    try {
+      taken = await isTaken();
+    } catch (error) {
+      throw toVaultIoError('stat', dest, error);
+    }
+    if (taken) return 'taken';
+    try {
+      await rename(src, dest);
+      return dest;
+    } catch (error) {
+      if (errnoCode(error) === 'EXDEV') return 'exdev';
+      if (isVanished(error) && !(await exists(src).catch(() => true))) return null;
+      throw toVaultIoError('rename', src, error);
+    }
+  });
 }
 
 async function moveByCopy(
@@ -335,23 +354,9 @@ export async function moveClaimed(
   await assertInsideVault(vault, destDir);
   for (let attempt = 0; ; attempt += 1) {
     const dest = join(destDir, suffixedName(name, attempt));
-    const moved = await reserved(dest, async (): Promise<string | null | 'taken' | 'no-rename'> => {
-      try {
-        if (await (attempt === 0 ? first : exists(dest))) return 'taken';
-      } catch (error) {
-        throw toVaultIoError('stat', dest, error);
-      }
-      try {
-        await rename(src, dest);
-        return dest;
-      } catch (error) {
-        if (errnoCode(error) === 'EXDEV') return 'no-rename';
-        if (isVanished(error) && !(await exists(src).catch(() => true))) return null;
-        throw toVaultIoError('rename', src, error);
-      }
-    });
+    const moved = await renameIfFree(src, dest, () => (attempt === 0 ? first : exists(dest)));
     if (moved === 'taken') continue;
-    if (moved === 'no-rename') return moveNoOverwrite(src, destDir, name);
+    if (moved === 'exdev') return moveNoOverwrite(src, destDir, name);
     return moved;
   }
 }

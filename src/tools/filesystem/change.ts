@@ -271,24 +271,21 @@ export const moveFile = defineTool<TwoPaths>({
       }
     }
     try {
-      await inParents(src.path, dest.path, async (ds, dd) => {
-        const a = ds.entry(basename(src.path));
-        const b = dd.entry(basename(dest.path));
-        if (stat.isDirectory()) {
-          // rename() would replace an empty folder: the check above and this one keep it from that.
-          if ((await lstatOrNull(b)) !== null)
-            throw Object.assign(new Error('exists'), { code: 'EEXIST' });
-          await rename(a, b);
-        } else if (overwrite) {
-          await rename(a, b);
-        } else {
-          // link() refuses an existing destination atomically, where rename() would replace it.
-          await link(a, b);
-          await unlink(a);
-        }
-        await ds.sync();
-        if (dd !== ds) await dd.sync();
-      });
+      if (stat.isDirectory()) await renameFolder(src.path, dest.path);
+      else
+        await inParents(src.path, dest.path, async (ds, dd) => {
+          const a = ds.entry(basename(src.path));
+          const b = dd.entry(basename(dest.path));
+          if (overwrite) {
+            await rename(a, b);
+          } else {
+            // link() refuses an existing destination atomically, where rename() would replace it.
+            await link(a, b);
+            await unlink(a);
+          }
+          await ds.sync();
+          if (dd !== ds) await dd.sync();
+        });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
         throw new ToolError(
@@ -323,18 +320,11 @@ async function checkLanded(
   to: string,
 ): Promise<void> {
   try {
-    await checkTreeWritable(ctx.files, dest, to, config.maxVisited, () => undefined);
+    await checkTreeWritable(ctx.files, dest, to, config.maxVisited);
     return;
   } catch (refusal) {
     try {
-      await inParents(dest, src, async (dd, ds) => {
-        const back = ds.entry(basename(src));
-        if ((await lstatOrNull(back)) !== null)
-          throw Object.assign(new Error('exists'), { code: 'EEXIST' });
-        await rename(dd.entry(basename(dest)), back);
-        await dd.sync();
-        if (dd !== ds) await ds.sync();
-      });
+      await renameFolder(dest, src);
     } catch {
       ctx.files.changed(src);
       ctx.files.changed(dest);
@@ -349,6 +339,21 @@ async function checkLanded(
       `an entry that may not be in ${to} appeared in ${from} while the call ran (${(refusal as Error).message}); the folder was moved back`,
     );
   }
+}
+
+/**
+ * Rename a folder to a name that must be free, through both pinned parents, and flush them:
+ * rename() would replace an empty folder there, so the name is looked at first (EEXIST).
+ */
+async function renameFolder(from: string, to: string): Promise<void> {
+  await inParents(from, to, async (df, dt) => {
+    const target = dt.entry(basename(to));
+    if ((await lstatOrNull(target)) !== null)
+      throw Object.assign(new Error('exists'), { code: 'EEXIST' });
+    await rename(df.entry(basename(from)), target);
+    await df.sync();
+    if (dt !== df) await dt.sync();
+  });
 }
 
 /** `delete_file`: a file, or a folder with everything in it when `recursive`. */
