@@ -12,7 +12,7 @@ export { readFrontMatter, splitFrontMatter, updateFrontMatter } from './front-ma
 export type { FrontMatterData } from './front-matter.ts';
 export { OWNED_HEADINGS } from './markdown.ts';
 export { renderResult } from './render-result.ts';
-export { RESULTS_HEADING, appendResults, replaceSection } from './splice.ts';
+export { RESULTS_HEADING, appendResults, appendedSection, replaceSection } from './splice.ts';
 export type {
   Diagnostic,
   FoundCall,

@@ -112,6 +112,21 @@ function applyEdits(text: string, edits: Edit[]): string {
 }
 
 /**
+ * What to append to a note so that a new `## heading` section with `body` follows it and is read
+ * as markdown: a code fence, HTML block or Obsidian comment left open at the end of the note is
+ * closed first, and the section is set off by a blank line. For an error appended to a note that
+ * is not otherwise rewritten (one moved to `Failed/`).
+ * @param text The note's text.
+ * @param heading The heading text, without the leading `## `.
+ * @param body The section's markdown (any line endings).
+ */
+export function appendedSection(text: string, heading: string, body: string): string {
+  const eol = detectLineEnding(text);
+  const block = `## ${heading}${eol}${eol}${normalizeLineEndings(body.replace(/\s+$/, ''), eol)}${eol}`;
+  return appendBlock(text, readStructure(text), block, eol).slice(text.length);
+}
+
+/**
  * Replaces the body of a vaultd-owned level-2 section such as `## Approval`, removes the section
  * when `body` is null, or adds it just before `## Tool Results` (or at the end) when missing.
  * Removing a section at the very end of a note leaves the note ending in one line ending.

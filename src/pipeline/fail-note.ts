@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import { renderResult } from '../note/index.ts';
+import { RESULTS_HEADING, appendedSection, renderResult } from '../note/index.ts';
 import type { ErrorCode } from '../protocol/errors.ts';
 import type { ToolResult } from '../protocol/types.ts';
 import { claimNote, moveClaimed, moveNoOverwrite, readClaimedName } from '../vault/index.ts';
@@ -13,12 +13,15 @@ import { writtenNoteCap } from './read-note.ts';
  * The last resort for a claimed note whose processing failed (a note too complex to parse, a
  * bug, a disk error): move it to `Failed/` with the reason appended, so it is neither lost nor
  * stuck in `In_Progress/`. Appending, not rewriting: the note's text must survive as it is.
+ * @param readable whether the note may be read and parsed to place the error (false for one over
+ *   the size cap or too complex to parse): a fence it leaves open is then closed first.
  */
 export async function failClaimed(
   ctx: PipelineContext,
   path: string,
   error: unknown,
   code: ErrorCode,
+  readable = true,
 ): Promise<void> {
   const key = noteKey(ctx, path);
   const reason = ctx.redact(error instanceof Error ? error.message : String(error));
@@ -39,7 +42,12 @@ export async function failClaimed(
   // Appended, not rewritten: the note's text stays byte for byte, and a note too large to parse is
   // never read whole. Never through a link the note may have been replaced with.
   try {
-    await appendInVault(ctx.layout.root, path, `\n\n## Tool Results\n\n${renderResult(result)}\n`);
+    await appendInVault(
+      ctx.layout.root,
+      path,
+      (text) => errorSection(ctx, key, text, result),
+      readable ? writtenNoteCap(ctx.config.max_note_bytes) : 0,
+    );
   } catch (appendError) {
     ctx.logger.error({ err: appendError, note: key }, 'could not append the error to the note');
   }
@@ -55,6 +63,37 @@ export async function failClaimed(
       { err: moveError, note: key },
       'could not move the note to Failed; it stays in In_Progress',
     );
+  }
+}
+
+/**
+ * What to append to a failed note for its error: a `## Tool Results` section, or the result added
+ * to the section that ends the note. A code fence, HTML block or Obsidian comment the note leaves
+ * open is closed first, or the error would be read as its content (and the fence's opener would
+ * pair with the result's closing line). A note that is not read (over the cap, not UTF-8) or not
+ * parsed gets the section as it is.
+ * @param key the note's name in the log.
+ * @param text the note's text, null when not read.
+ */
+async function errorSection(
+  ctx: PipelineContext,
+  key: string,
+  text: string | null,
+  result: ToolResult,
+): Promise<string> {
+  const plain = `\n\n## ${RESULTS_HEADING}\n\n${renderResult(result)}\n`;
+  if (text === null) return plain;
+  try {
+    const edited = (await ctx.notes.edit(text, { results: [result], frontMatter: {} })).text;
+    if (edited.length > text.length && edited.startsWith(text)) return edited.slice(text.length);
+    // Results there already, not at the end: a section of its own after them.
+    return ctx.notes.isInline(text)
+      ? appendedSection(text, RESULTS_HEADING, renderResult(result))
+      : plain;
+  } catch (error) {
+    // The parser itself may be why the note failed.
+    ctx.logger.warn({ err: error, note: key }, 'could not read the failed note for its error');
+    return plain;
   }
 }
 
@@ -125,7 +164,7 @@ export async function failUnreadable(
     ? `the note is ${read.size ?? 0} bytes with the results vaultd wrote into it, over the ${writtenNoteCap(ctx.config.max_note_bytes)}-byte cap of such notes (twice config max_note_bytes); its calls waiting for a decision were not run. Raise max_note_bytes and move the note back to the inbox (a human is asked again), or write the calls into a new note`
     : `the note is ${read.size ?? 0} bytes, over the ${ctx.config.max_note_bytes}-byte cap (config max_note_bytes); split it into smaller notes`;
   try {
-    await failClaimed(ctx, claimed, new Error(message), 'NOTE_TOO_LARGE');
+    await failClaimed(ctx, claimed, new Error(message), 'NOTE_TOO_LARGE', false);
   } finally {
     ctx.active.delete(claimed);
   }

@@ -401,7 +401,7 @@ async function workClaimed(
           'claimed note is not a readable note',
         );
         if (now.kind !== 'gone')
-          await failClaimed(ctx, path, new Error(`the note is ${now.kind}`), 'NOTE_NOT_TEXT');
+          await failClaimed(ctx, path, new Error(`the note is ${now.kind}`), 'NOTE_NOT_TEXT', false);
         return;
       }
       read = now;
@@ -474,7 +474,7 @@ async function parseOrFail(
     const claimed = claimFirst ? await claimNote(path, ctx.layout, ctx.active) : path;
     if (claimed === null) return null;
     try {
-      await failClaimed(ctx, claimed, error, 'NOTE_TOO_COMPLEX');
+      await failClaimed(ctx, claimed, error, 'NOTE_TOO_COMPLEX', false);
     } finally {
       if (claimFirst) ctx.active.delete(claimed);
     }

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { mkdir, open } from 'node:fs/promises';
+import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { writeFileAtomic, type WriteFileAtomicOptions } from './atomic-write.ts';
 import { lstat, realpath } from './fs-calls.ts';
@@ -155,18 +155,27 @@ function refused(dir: string, message: string): VaultIoError {
  * is not a regular file with a single name (a hard link could change a file elsewhere).
  * @param root absolute path of the vault.
  * @param path absolute path of the file.
- * @param text what to append.
+ * @param text what to append, or a function of the file's text that returns it: it is read
+ *   through the same descriptor the text is appended with, when it is valid UTF-8 of at most
+ *   `readLimit` bytes (`null` otherwise).
+ * @param readLimit the most bytes read for `text` as a function.
  * @throws VaultIoError when the file is not one vaultd may write.
  */
-export async function appendInVault(root: string, path: string, text: string): Promise<void> {
+export async function appendInVault(
+  root: string,
+  path: string,
+  text: string | ((current: string | null) => string | Promise<string>),
+  readLimit = 0,
+): Promise<void> {
   await assertInsideVault(root, dirname(path));
   let handle;
   try {
     // O_NONBLOCK: a fifo put in the note's place fails at once (ENXIO) instead of holding a
     // thread of the pool until a reader comes; a regular file writes the same.
+    const access = typeof text === 'string' ? constants.O_WRONLY : constants.O_RDWR;
     handle = await open(
       path,
-      constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+      access | constants.O_APPEND | constants.O_NOFOLLOW | constants.O_NONBLOCK,
     );
     const stats = await handle.stat();
     if (!stats.isFile() || stats.nlink !== 1) {
@@ -174,11 +183,33 @@ export async function appendInVault(root: string, path: string, text: string): P
         code: 'EOUTSIDE',
       });
     }
-    await handle.writeFile(text, 'utf8');
+    let appended = text;
+    if (typeof appended !== 'string') {
+      appended = await appended(
+        stats.size <= readLimit ? await readText(handle, stats.size) : null,
+      );
+    }
+    await handle.writeFile(appended, 'utf8');
     await handle.sync();
   } catch (error) {
     throw toVaultIoError('append', path, error);
   } finally {
     await handle?.close().catch(() => undefined);
+  }
+}
+
+/** A file's first `size` bytes as text, or null when they are not valid UTF-8 or it shrank. */
+async function readText(handle: FileHandle, size: number): Promise<string | null> {
+  const buffer = Buffer.alloc(size);
+  let filled = 0;
+  while (filled < size) {
+    const { bytesRead } = await handle.read(buffer, filled, size - filled, filled);
+    if (bytesRead === 0) return null;
+    filled += bytesRead;
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(buffer);
+  } catch {
+    return null;
   }
 }

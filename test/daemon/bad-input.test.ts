@@ -12,6 +12,7 @@ import {
   type TempVault,
 } from '../helpers/vault.ts';
 import { waitFor } from '../helpers/wait-for.ts';
+import { parseNote } from '../../src/note/index.ts';
 import { editInPlace, pendingIds, tickBox, waitPending } from '../e2e/helpers.ts';
 
 describe('vaultd run with hostile input: clear errors, nothing lost, daemon stays up', () => {
@@ -90,6 +91,29 @@ describe('vaultd run with hostile input: clear errors, nothing lost, daemon stay
     await inFolder('five.md', 'Failed');
     const log = await readFile(sideLog, 'utf8');
     assert.equal(log.match(/start many [123]/g)?.length, 3);
+  });
+
+  it('closes a fence the failed note leaves open before its error, so the error is read as a result', async () => {
+    // Review finding: the error was appended blindly. Inside a ``` fence the note leaves open, the
+    // section was the fence's content, and the result's own closing line ended the agent's fence.
+    for (const [name, tail] of [
+      ['open-fence', '```\nan open fence, never closed\n'],
+      ['open-tilde', '~~~~ text\nstill open'],
+      ['open-comment', '%%\nan open Obsidian comment\n'],
+    ] as const) {
+      const blocks = Array.from({ length: 6 }, (_, i) =>
+        callBlock('side_effect', { label: `${name} ${i}` }),
+      );
+      const text = note(name, ...blocks) + '\n' + tail;
+      await vault.drop(`${name}.md`, text);
+      await inFolder(`${name}.md`, 'Failed');
+      const failed = await readFile(join(vault.root, 'Failed', `${name}.md`), 'utf8');
+      assert.ok(failed.startsWith(text), 'the original text is kept as it was');
+      const parsed = parseNote(failed);
+      assert.equal(parsed.results.get('note_error')?.errorCode, 'NOTE_TOO_LARGE', failed);
+      assert.equal(parsed.calls.length, 6, 'the calls are read as before');
+    }
+    assert.equal(existsSync(sideLog) && (await readFile(sideLog, 'utf8')).includes('open-'), false);
   });
 
   it('holds a note an agent put straight into In_Progress/ to max_calls_per_note', async () => {

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   appendResults,
+  appendedSection,
   applyWriteBack,
   parseNote,
   renderResult,
@@ -224,5 +225,23 @@ test('results go where a scan would put them, in notes of many results (random)'
     for (const id of firstIds.filter((i) => !laterIds.includes(i)))
       assert.ok(second.includes(`"content": "old ${id}"`), id);
     assert.equal(parseNote(second).results.size, new Set([...firstIds, ...laterIds]).size);
+  }
+});
+
+test('appendedSection closes what the note leaves open and keeps its line endings', () => {
+  const failure = makeFailure('error', { id: 'note_error' });
+  const body = renderResult(failure);
+  for (const text of [
+    '# T\n\n```\nopen',
+    '# T\r\n\r\n~~~~\r\nopen\r\n',
+    '# T\n\n<!-- open comment\n',
+    '# T\n\n%%\nopen Obsidian comment',
+    '# T\n\n> ```\n> open in a quote\n',
+    '# T\n\n## Tool Results\n\n```json\n{}\n```\n\n## After\n\n````\nopen',
+    '',
+  ]) {
+    const out = text + appendedSection(text, 'Tool Results', body);
+    assert.equal(parseNote(out).results.get('note_error')?.errorCode, 'EXECUTION_FAILED', out);
+    if (text.includes('\r\n')) assert.doesNotMatch(out, /[^\r]\n/);
   }
 });
