@@ -401,7 +401,13 @@ async function workClaimed(
           'claimed note is not a readable note',
         );
         if (now.kind !== 'gone')
-          await failClaimed(ctx, path, new Error(`the note is ${now.kind}`), 'NOTE_NOT_TEXT', false);
+          await failClaimed(
+            ctx,
+            path,
+            new Error(`the note is ${now.kind}`),
+            'NOTE_NOT_TEXT',
+            false,
+          );
         return;
       }
       read = now;
