@@ -194,6 +194,8 @@ export class ApprovalGate implements Gate {
     readonly call: GateCall;
     readonly reason: string;
     readonly preview: Preview | null;
+    /** Hash of the tool's input schema (see `hashSchema`). */
+    readonly schemaHash?: string;
   }): Promise<ApprovalRequest> {
     const requests = this.#need();
     return requests.create({
@@ -206,6 +208,7 @@ export class ApprovalGate implements Gate {
       preview: input.preview?.text ?? null,
       ...(input.preview === null ? {} : { previewKind: input.preview.kind }),
       ...(input.preview?.basis === undefined ? {} : { basis: input.preview.basis }),
+      ...(input.schemaHash === undefined ? {} : { schemaHash: input.schemaHash }),
       expireAfterMs: this.#expireAfterMs,
     });
   }

@@ -53,6 +53,8 @@ export interface ApprovalRequest {
   readonly previewKind?: 'text' | 'diff';
   /** The files the preview was made from, checked again before the call runs. */
   readonly basis?: readonly PreviewBasis[];
+  /** Hash of the tool's input schema when vaultd asked (absent in requests of older versions). */
+  readonly schemaHash?: string;
   readonly requestedAt: string;
   readonly expiresAt: string;
   readonly state: RequestState;
@@ -70,6 +72,7 @@ export interface NewRequest {
   readonly preview: string | null;
   readonly previewKind?: 'text' | 'diff';
   readonly basis?: readonly PreviewBasis[];
+  readonly schemaHash?: string;
   readonly expireAfterMs: number;
   readonly now?: Date;
 }
@@ -174,6 +177,7 @@ export class ApprovalRequests {
       preview: input.preview,
       ...(input.previewKind === undefined ? {} : { previewKind: input.previewKind }),
       ...(input.basis === undefined ? {} : { basis: input.basis }),
+      ...(input.schemaHash === undefined ? {} : { schemaHash: input.schemaHash }),
       requestedAt: now.toISOString(),
       expiresAt: new Date(now.getTime() + input.expireAfterMs).toISOString(),
     };

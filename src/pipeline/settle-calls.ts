@@ -11,7 +11,7 @@ import {
 } from '../approval/index.ts';
 import type { FoundCall, InvalidBlock, ParsedNote } from '../note/types.ts';
 import { effectsOf, type Effects } from '../protocol/effects.ts';
-import { hashArguments } from '../protocol/hash-arguments.ts';
+import { hashArguments, hashSchema } from '../protocol/hash-arguments.ts';
 import type { Tool, ToolCall, ToolResult } from '../protocol/types.ts';
 import { callKey, fsyncDirectory, VaultIoError } from '../vault/index.ts';
 import type { FolderKind } from '../vault/watcher.ts';
@@ -360,6 +360,14 @@ async function decideAsking(
       'the parameters of the tool_call block changed after vaultd asked; decide again on the call as it is now',
     ]);
   }
+  if (ours && request.schemaHash !== undefined && request.schemaHash !== hashSchema(ask.tool)) {
+    // The tool changed (an MCP server's new schema, a config reload): an approval, above all an
+    // edited one, would run with parameters or defaults the human was never shown.
+    await requests?.setState(request.id, 'superseded');
+    return waitFor(ctx, work, ask, [
+      `the parameters ${found.name} takes changed after vaultd asked; decide again on the call as it is now`,
+    ]);
+  }
   if (ours && request.state === 'expired') {
     await requests?.setState(request.id, 'consumed');
     return reject(rejectionMessage(EXPIRED_REASON), EXPIRED_REASON);
@@ -568,6 +576,7 @@ async function waitFor(
       call: ask.gateCall,
       reason: ask.reason,
       preview: preview ?? null,
+      schemaHash: hashSchema(ask.tool),
     }));
   return {
     kind: 'wait',
