@@ -96,8 +96,33 @@ export function collectSecrets(
 }
 
 /**
+ * The base64 and base64url spellings of a secret inside any longer base64 text (a `Basic`
+ * authorization header of `user:password` holds the password so): for each of the three byte
+ * offsets it may start at, the characters that only its bytes decide. Cores shorter than 8
+ * characters are left out (they would match ordinary words).
+ */
+function base64Cores(secret: string): string[] {
+  const bytes = Buffer.from(secret, 'utf8');
+  const out: string[] = [];
+  for (let offset = 0; offset < 3; offset++) {
+    const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64');
+    // Character i holds bits 6i to 6i+6 of the stream; the secret's are 8·offset to the end.
+    const core = encoded.slice(
+      Math.ceil((8 * offset) / 6),
+      Math.floor((8 * (offset + bytes.length)) / 6),
+    );
+    if (core.length < 8) continue;
+    out.push(core);
+    const url = core.replace(/\+/g, '-').replace(/\//g, '_');
+    if (url !== core) out.push(url);
+  }
+  return out;
+}
+
+/**
  * A redactor for these secrets: every occurrence (and its JSON-escaped spelling, as it appears in
- * a log line) becomes `[redacted]`, longest first, in one pass of one regular expression; URL
+ * a log line, its URL- and form-encoded spellings and its base64 inside any base64 text) becomes
+ * `[redacted]`, longest first, in one pass of one regular expression; URL
  * user-info (`https://user:pass@`) is removed whatever it holds. Without secrets only the
  * user-info rule applies.
  * @param secrets the secrets, e.g. from {@link collectSecrets}.
@@ -111,6 +136,9 @@ export function createRedactor(secrets: Iterable<string>): Redactor {
       spellings.add(secret);
       spellings.add(JSON.stringify(secret).slice(1, -1));
       spellings.add(encodeURIComponent(secret));
+      // Form encoding (`+` for a space, `*` and `'` escaped as URLSearchParams does).
+      spellings.add(new URLSearchParams({ s: secret }).toString().slice(2));
+      for (const core of base64Cores(secret)) spellings.add(core);
     }
     const sorted = [...spellings].sort((a, b) => b.length - a.length);
     pattern =

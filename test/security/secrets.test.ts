@@ -84,6 +84,34 @@ describe('redaction', () => {
   });
 });
 
+describe('the encoded spellings of a secret', () => {
+  it('redacts a secret base64-encoded inside other text, and form-encoded', () => {
+    // Review finding: a server that echoes the request's headers back put a Basic authorization
+    // of user:password into the result; only the plain spellings were matched.
+    const secret = 'Zq7 pass/word+ü!';
+    const redact = createRedactor([secret]);
+    for (const user of ['', 'u', 'us', 'user', 'a-longer-user-name']) {
+      const basic = Buffer.from(`${user}:${secret}`).toString('base64');
+      const out = redact(`Authorization: Basic ${basic}`);
+      assert.notEqual(out, `Authorization: Basic ${basic}`, user);
+      assert.match(out, /\[redacted\]/);
+      assert.ok(
+        !Buffer.from(out.slice('Authorization: Basic '.length), 'base64')
+          .toString('utf8')
+          .includes('pass/word'),
+        out,
+      );
+      const url = Buffer.from(`${user}:${secret}`).toString('base64url');
+      assert.match(redact(url), /\[redacted\]/, url);
+    }
+    const form = new URLSearchParams({ password: secret }).toString();
+    assert.equal(redact(form), 'password=[redacted]');
+    // Ordinary text and other base64 are left alone.
+    const other = Buffer.from('nothing secret here at all').toString('base64');
+    assert.equal(redact(`a note ${other}`), `a note ${other}`);
+  });
+});
+
 describe('secrets never leave config (black box)', { timeout: 90_000 }, () => {
   let vault: TempVault;
   let daemon: DaemonProcess;
