@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -116,6 +117,54 @@ describe('vaultd check, the agents’ linter', () => {
     const viaFlag = await runCli(['check', '--config', strict, path], { VAULTD_CONFIG: loose });
     assert.equal(viaFlag.code, 1);
     assert.match(viaFlag.stdout, /PERMISSION_DENIED .*deny rule "send_notification"/);
+  });
+
+  it('loads no config an agent put next to its note inside the vault', async () => {
+    // Review finding: a vaultd.yaml planted in Needs_Action/ naming a plugin of the agent's was the
+    // nearest config, and `vaultd check` on the agent's note ran the plugin's code.
+    const pwned = join(outside, 'pwned');
+    const folder = join(vault.root, 'Needs_Action');
+    await writeFile(
+      join(folder, 'evil.mjs'),
+      `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(pwned)}, 'ran');\nexport default [];\n`,
+    );
+    await writeFile(join(folder, 'vaultd.yaml'), 'vault: ..\nplugins:\n  - ./evil.mjs\n');
+    const path = join(folder, 'task.md');
+    await writeFile(path, note('T', send('ok@example.org', 't')));
+    // Under the vault's own vaultd.yaml, and under a vault whose config lives elsewhere (only its
+    // .vaultd/ state folder shows it is one).
+    const service = await mkdtemp(join(tmpdir(), 'vaultd-check-service-'));
+    await mkdir(join(service, '.vaultd'));
+    await mkdir(join(service, 'Needs_Action'));
+    await writeFile(
+      join(service, 'Needs_Action', 'vaultd.yaml'),
+      'vault: ..\nplugins:\n  - ../../evil.mjs\n',
+    );
+    await writeFile(
+      join(service, 'Needs_Action', 'task.md'),
+      note('T', callBlock('search_web', { query: 'q' })),
+    );
+    try {
+      for (const [note, vaultRoot] of [
+        [path, vault.root],
+        [join(service, 'Needs_Action', 'task.md'), service],
+      ] as const) {
+        const res = await runCli(['check', note]);
+        assert.equal(res.code, 2, res.stdout + res.stderr);
+        assert.match(res.stderr, /lies inside the vault at .*pass --config/);
+        assert.ok(res.stderr.includes(vaultRoot), res.stderr);
+      }
+      assert.equal(existsSync(pwned), false, 'the planted plugin did not run');
+      // With the vault's own config named, the note is checked.
+      const named = await runCli(['check', '--config', vault.configPath, path]);
+      assert.equal(named.code, 0, named.stdout + named.stderr);
+      assert.equal(existsSync(pwned), false);
+    } finally {
+      await rm(join(folder, 'vaultd.yaml'));
+      await rm(join(folder, 'evil.mjs'));
+      await rm(path);
+      await rm(service, { recursive: true, force: true });
+    }
   });
 
   it('a note of more calls than max_calls_per_note is one NOTE_TOO_LARGE error', async () => {

@@ -280,14 +280,42 @@ export async function collectNotes(paths: readonly string[]): Promise<string[]> 
 
 /**
  * The config file that applies to a note when neither `--config` nor `$VAULTD_CONFIG` is given:
- * the nearest `vaultd.yaml` in the note's folder or above it, as `vaultd init` writes it.
+ * the nearest `vaultd.yaml` in the note's folder or above it, as `vaultd init` writes it. A config
+ * loads code (plugins, MCP servers, command tools), and the folders of a vault are where agents
+ * write: one found inside another vault (a `vaultd.yaml` or `.vaultd/` further up) is refused, as
+ * an agent may have put it next to its note.
  * @param note absolute path of the note.
+ * @throws UsageError when the nearest config lies inside a vault.
  */
 export function nearestConfig(note: string): string | undefined {
   for (let dir = dirname(note); ; dir = dirname(dir)) {
     const candidate = join(dir, 'vaultd.yaml');
-    if (existsSync(candidate)) return candidate;
+    if (existsSync(candidate)) {
+      const outer = enclosingVault(dir);
+      if (outer !== undefined) {
+        throw new UsageError(
+          `${candidate} lies inside the vault at ${outer}, where agents may write: vaultd check does not load a config found there; pass --config with the vault's own config`,
+        );
+      }
+      return candidate;
+    }
     if (dirname(dir) === dir) return undefined;
+  }
+}
+
+/** The nearest folder above `dir` that holds a `vaultd.yaml` or a `.vaultd/` state folder. */
+function enclosingVault(dir: string): string | undefined {
+  for (let up = dirname(dir); up !== dir; dir = up, up = dirname(up)) {
+    if (existsSync(join(up, 'vaultd.yaml')) || isFolder(join(up, '.vaultd'))) return up;
+  }
+  return undefined;
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
   }
 }
 
