@@ -3,6 +3,7 @@ import { EXPLICIT_ID, callIdOfCanonical, canonicalCall, deriveBlockId } from './
 import { readFrontMatterSpan } from './front-matter.ts';
 import { findOwnedRanges, readStructure } from './markdown.ts';
 import type { FenceBlock } from './markdown.ts';
+import { hashArguments } from '../protocol/hash-arguments.ts';
 import { makePlacer } from './places.ts';
 import type { Placer } from './places.ts';
 import type { Diagnostic, FoundCall, FoundResult, InvalidBlock, ParsedNote } from './types.ts';
@@ -140,6 +141,35 @@ class BlockScanner {
     if (parsed === null) {
       const marker = fence.marker;
       const message = `the ${marker}json block at line ${start.line} is not closed; end it with a line ${marker} (vaultd waits while the note may still be being written)`;
+      // A top-level fence left open runs to the end of the note, and vaultd's write-back closes it
+      // to put its section after it: the call in it must not read as a new call then.
+      const whole = fence.depth === 0 ? parseJson(value) : null;
+      const call = whole?.ok === true ? readCall(whole.value) : null;
+      if (call !== null && !('problem' in call)) {
+        const id = this.#idOf(call);
+        if (id !== null) {
+          const argsHash = hashArguments(call.args);
+          this.invalid.push({
+            id,
+            name: call.name,
+            code: 'INVALID_CALL',
+            message,
+            unclosed: true,
+            argsHash,
+            start,
+            end,
+          });
+          this.diagnostics.push({
+            severity: 'error',
+            code: 'INVALID_CALL',
+            message,
+            start,
+            end,
+            callId: id,
+          });
+          return;
+        }
+      }
       this.#addInvalid(value, undefined, 'INVALID_CALL', message, true, start, end);
       return;
     }
@@ -164,32 +194,11 @@ class BlockScanner {
       );
       return;
     }
-    if (call.id !== undefined) {
-      if (this.#explicitIds.has(call.id)) {
-        const message = `tool_call.id ${JSON.stringify(call.id)} is already used by an earlier call in this note; give each call its own id`;
-        this.#addInvalid(value, call.name, 'INVALID_CALL', message, false, start, end);
-        return;
-      }
-      this.#explicitIds.add(call.id);
-    }
-    let id = call.id;
-    if (id === undefined) {
-      const key = canonicalCall(call.name, call.args);
-      id = callIdOfCanonical(key, 0);
-      const bits = idBits(id);
-      const first = this.#firstCalls.firstOf(bits, this.calls.length);
-      if (first >= 0) {
-        // The same bits as an earlier call: the same call again, or another one whose id shares
-        // those 28 bits (about one note in five of 10,000 different calls has a pair) or, once
-        // in 2^48, its whole hash; counted by its canonical text, which tells them apart.
-        let occurrence = this.#repeats.get(key);
-        if (occurrence === undefined) {
-          const firstCall = this.calls[first] as FoundCall;
-          occurrence = canonicalCall(firstCall.name, firstCall.arguments) === key ? 1 : 0;
-        }
-        this.#repeats.set(key, occurrence + 1);
-        if (occurrence > 0) id = callIdOfCanonical(key, occurrence);
-      }
+    const id = this.#idOf(call);
+    if (id === null) {
+      const message = `tool_call.id ${JSON.stringify(call.id)} is already used by an earlier call in this note; give each call its own id`;
+      this.#addInvalid(value, call.name, 'INVALID_CALL', message, false, start, end);
+      return;
     }
     this.calls.push({
       id,
@@ -199,6 +208,41 @@ class BlockScanner {
       start,
       end,
     });
+  }
+
+  /**
+   * The id of a call that comes next in the note: its own (null when an earlier call has it), or
+   * one derived from its name and arguments and how many times the same call came before. Kept
+   * for the next index of `calls`: a call that is not pushed there must be the note's last (an
+   * open fence at the end).
+   */
+  #idOf(call: {
+    id?: string | undefined;
+    name: string;
+    args: Record<string, unknown>;
+  }): string | null {
+    if (call.id !== undefined) {
+      if (this.#explicitIds.has(call.id)) return null;
+      this.#explicitIds.add(call.id);
+      return call.id;
+    }
+    const key = canonicalCall(call.name, call.args);
+    let id = callIdOfCanonical(key, 0);
+    const bits = idBits(id);
+    const first = this.#firstCalls.firstOf(bits, this.calls.length);
+    if (first >= 0) {
+      // The same bits as an earlier call: the same call again, or another one whose id shares
+      // those 28 bits (about one note in five of 10,000 different calls has a pair) or, once
+      // in 2^48, its whole hash; counted by its canonical text, which tells them apart.
+      let occurrence = this.#repeats.get(key);
+      if (occurrence === undefined) {
+        const firstCall = this.calls[first] as FoundCall;
+        occurrence = canonicalCall(firstCall.name, firstCall.arguments) === key ? 1 : 0;
+      }
+      this.#repeats.set(key, occurrence + 1);
+      if (occurrence > 0) id = callIdOfCanonical(key, occurrence);
+    }
+    return id;
   }
 
   #addInvalid(

@@ -42,6 +42,13 @@ export interface InvalidBlock {
   readonly message: string;
   /** True when the fence is not closed: the note may still be being written. */
   readonly unclosed: boolean;
+  /**
+   * For a fence left open at the end of the note that holds a whole call: the hash of its
+   * arguments. The block then has the id the call gets once the fence is closed (vaultd closes it
+   * to write results after it), and its error result names those arguments, so the call does not
+   * run unless that result is deleted.
+   */
+  readonly argsHash?: string;
   readonly start: Place;
   readonly end: Place;
 }

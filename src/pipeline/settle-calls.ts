@@ -302,6 +302,7 @@ export async function settleCalls(ctx: PipelineContext, work: NoteWork): Promise
     await yieldWhenSpent();
     written.set(c.id, hashArguments(c.arguments));
   }
+  for (const b of parsed.invalid) if (b.argsHash !== undefined) written.set(b.id, b.argsHash);
   for (const [i, item] of results.entries()) {
     await yieldWhenSpent();
     const hash = written.get(item.result.id);
@@ -800,9 +801,12 @@ function invalidBlockResult(block: InvalidBlock): ToolResult {
     name: block.name ?? 'unknown',
     status: 'error',
     code: block.code,
-    message: block.unclosed
-      ? `the fenced block at ${where} is not closed; close it with a fence line of at least as many backticks, then move the note back to the inbox`
-      : `${block.message} (block at ${where})`,
+    message:
+      block.argsHash !== undefined
+        ? `the fenced block at ${where} is not closed, so its call did not run; vaultd closes a fence left open at the end of a note to write its results after it. To run the call, close the fence if it is still open, delete this result and move the note back to the inbox`
+        : block.unclosed
+          ? `the fenced block at ${where} is not closed; close it with a fence line of at least as many backticks, then move the note back to the inbox`
+          : `${block.message} (block at ${where})`,
   });
 }
 

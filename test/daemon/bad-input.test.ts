@@ -116,6 +116,31 @@ describe('vaultd run with hostile input: clear errors, nothing lost, daemon stay
     assert.equal(existsSync(sideLog) && (await readFile(sideLog, 'utf8')).includes('open-'), false);
   });
 
+  it('never runs the call of a fence left open at the end once vaultd has closed it to write results', async () => {
+    // Review finding: the error result of the open block had an id of its own; vaultd's write-back
+    // closed the fence, and at the next look (a decision on another call) the block read as a new
+    // call without a result and ran.
+    const open =
+      '```json\n{"tool_call": {"name": "side_effect", "parameters": {"label": "open-end"}}}\n';
+    const text = note('Open end', callBlock('danger_zone', { target: 'open-end' })) + '\n' + open;
+    await vault.drop('open-end.md', text);
+    const pending = await waitPending(vault, 'open-end.md');
+    const [id] = pendingIds(pending);
+    await editInPlace(join(vault.root, 'Pending_Approval', 'open-end.md'), (t) =>
+      tickBox(t, id ?? '', 'approve'),
+    );
+    // A note with an error result is filed under Failed/, the error saying why.
+    await inFolder('open-end.md', 'Failed');
+    assert.match(await readFile(join(vault.root, 'danger.log'), 'utf8'), /^open-end$/m);
+    const done = await readFile(join(vault.root, 'Failed', 'open-end.md'), 'utf8');
+    assert.equal(parseNote(done).calls.length, 2, 'the fence is closed now');
+    assert.equal(
+      existsSync(sideLog) && (await readFile(sideLog, 'utf8')).includes('open-end'),
+      false,
+    );
+    assert.match(done, /is not closed, so its call did not run/);
+  });
+
   it('holds a note an agent put straight into In_Progress/ to max_calls_per_note', async () => {
     // Red-team replay: the cap was skipped for notes resumed from In_Progress/ (taken to be notes
     // vaultd claimed itself, under the cap), so 135,000 calls written there all ran.

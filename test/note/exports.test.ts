@@ -9,6 +9,7 @@ test('the note stage exports exactly its public surface', () => {
     'OWNED_HEADINGS',
     'RESULTS_HEADING',
     'appendResults',
+    'appendedSection',
     'applyWriteBack',
     'canonicalJson',
     'deriveBlockId',

@@ -7,6 +7,7 @@ import {
   mightHaveToolCall,
   parseNote,
 } from '../../src/note/index.ts';
+import { hashArguments } from '../../src/protocol/hash-arguments.ts';
 import { makeResult } from './results.ts';
 import { readNote, toCrlf } from './fixtures.ts';
 
@@ -154,7 +155,7 @@ test('invalid blocks get INVALID_JSON or INVALID_CALL with messages that say wha
     ['INVALID_CALL', false, 'search_web'],
     ['INVALID_CALL', false, 'search_web'],
     ['INVALID_CALL', false, undefined],
-    ['INVALID_CALL', true, undefined],
+    ['INVALID_CALL', true, 'search_web'],
   ]);
   const messages = note.invalid.map((b) => b.message);
   assert.match(messages[0] ?? '', /not valid JSON: .* at line 5, column 31/);
@@ -172,7 +173,13 @@ test('invalid blocks get INVALID_JSON or INVALID_CALL with messages that say wha
   );
   assert.deepEqual([errors[0]?.start.line, errors[0]?.start.column], [5, 31]);
   assert.equal(text.split('\n')[4]?.[30], '}');
-  assert.ok(note.invalid.every((b) => /^block_[0-9a-f]{12}$/.test(b.id)));
+  assert.ok(note.invalid.slice(0, -1).every((b) => /^block_[0-9a-f]{12}$/.test(b.id)));
+  // The open fence at the end holds a whole call: it has the id and arguments the call gets
+  // once the fence is closed.
+  const closed = parseNote(`${text}\`\`\`\n`).calls.at(-1);
+  assert.equal(note.invalid.at(-1)?.id, closed?.id);
+  assert.match(closed?.id ?? '', /^call_/);
+  assert.equal(note.invalid.at(-1)?.argsHash, hashArguments(closed?.arguments ?? {}));
 });
 
 test('a JSON error inside a quote is placed on the note line, prefixes included', () => {
