@@ -48,7 +48,36 @@ async function reserved<T>(dest: string, move: () => Promise<T>): Promise<T | 't
     return await move();
   } finally {
     movingTo.delete(dest);
+    for (const look of looking.get(dest) ?? []) look.stale = true;
   }
+}
+
+/** A look for a name made before it is reserved; stale once a move to that name ends. */
+interface EarlyLook {
+  readonly taken: Promise<boolean>;
+  stale: boolean;
+}
+
+/** The early looks in flight, by path. */
+const looking = new Map<string, Set<EarlyLook>>();
+
+/**
+ * Start looking whether `dest` is taken before reserving it (see {@link moveClaimed}); `done`
+ * when the look is no longer needed.
+ */
+function lookEarly(dest: string): { look: EarlyLook; done: () => void } {
+  const look: EarlyLook = { taken: exists(dest), stale: false };
+  look.taken.catch(() => undefined); // awaited by the caller unless it throws first
+  let set = looking.get(dest);
+  if (set === undefined) looking.set(dest, (set = new Set()));
+  set.add(look);
+  return {
+    look,
+    done: () => {
+      set.delete(look);
+      if (set.size === 0 && looking.get(dest) === set) looking.delete(dest);
+    },
+  };
 }
 
 /**
@@ -349,14 +378,21 @@ export async function moveClaimed(
 ): Promise<string | null> {
   // The folder's check and the look for a note of that name in it are independent: both at once
   // (a note moves only when the folder passed; a look through a link only reads a name's stat).
-  const first = exists(join(destDir, name));
-  first.catch(() => undefined); // awaited below unless the folder's check throws first
-  await assertInsideVault(vault, destDir);
-  for (let attempt = 0; ; attempt += 1) {
-    const dest = join(destDir, suffixedName(name, attempt));
-    const moved = await renameIfFree(src, dest, () => (attempt === 0 ? first : exists(dest)));
-    if (moved === 'taken') continue;
-    if (moved === 'exdev') return moveNoOverwrite(src, destDir, name);
-    return moved;
+  // The look is taken only if no move of ours to that name ended meanwhile: one that ended after
+  // the look started and before our reservation took the name the look found free.
+  const early = lookEarly(join(destDir, name));
+  try {
+    await assertInsideVault(vault, destDir);
+    for (let attempt = 0; ; attempt += 1) {
+      const dest = join(destDir, suffixedName(name, attempt));
+      const moved = await renameIfFree(src, dest, () =>
+        attempt === 0 && !early.look.stale ? early.look.taken : exists(dest),
+      );
+      if (moved === 'taken') continue;
+      if (moved === 'exdev') return moveNoOverwrite(src, destDir, name);
+      return moved;
+    }
+  } finally {
+    early.done();
   }
 }

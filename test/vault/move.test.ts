@@ -12,7 +12,7 @@ import {
   stat,
   writeFile,
 } from 'node:fs/promises';
-import { syncBuiltinESMExports } from 'node:module';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
@@ -217,6 +217,48 @@ describe('moveClaimed', () => {
       }
     });
   }
+
+  it('does not take an early look made stale by a move of that name that ended meanwhile (review finding)', async () => {
+    // B looked at Done/task.md while A's rename was under way and found it free; B's folder check
+    // was slow, so B reserved the name after A had released it, took its old look and replaced A.
+    configureFastPath({ allowed: false });
+    const callbacks = createRequire(import.meta.url)('node:fs') as typeof fs & {
+      realpath: { native: (...args: unknown[]) => void };
+    };
+    const realRename = callbacks.rename;
+    const realNative = callbacks.realpath.native;
+    const a = join(src, 'task.vaultd-1-2-abcd-0.md');
+    const b = join(src, 'task.vaultd-1-2-abcd-1.md');
+    await writeFile(a, 'note A');
+    await writeFile(b, 'note B');
+    let second: Promise<string | null> | undefined;
+    let slowCheck = false;
+    const patched = callbacks as unknown as Record<string, unknown>;
+    patched['rename'] = (from: string, to: string, done: (error: Error | null) => void): void => {
+      if (from !== a) return void realRename(from, to, done);
+      second = moveClaimed(b, dest, 'task.md', root);
+      slowCheck = true;
+      setTimeout(() => realRename(from, to, done), 10);
+    };
+    callbacks.realpath.native = (path: unknown, ...rest: unknown[]): void => {
+      if (slowCheck && path === dest) setTimeout(() => realNative(path, ...rest), 50);
+      else realNative(path, ...rest);
+    };
+    syncBuiltinESMExports();
+    try {
+      const first = await moveClaimed(a, dest, 'task.md', root);
+      assert.notEqual(second, undefined);
+      const other = await second;
+      assert.deepEqual([first, other], [join(dest, 'task.md'), join(dest, 'task-1.md')]);
+      assert.equal(await readFile(join(dest, 'task.md'), 'utf8'), 'note A');
+      assert.equal(await readFile(join(dest, 'task-1.md'), 'utf8'), 'note B');
+    } finally {
+      patched['rename'] = realRename;
+      callbacks.realpath.native = realNative;
+      syncBuiltinESMExports();
+      configureFastPath();
+    }
+  });
 
   it('and a no-overwrite move into the same folder at once never replace each other', async () => {
     const a = join(src, 'a');
