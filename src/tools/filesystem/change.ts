@@ -22,7 +22,9 @@ import {
   lstatOrNull,
   openForRead,
   pinDir,
+  inParent,
   removeTree,
+  TreeChangedError,
   writeAtomic,
   type PinnedDir,
 } from './pinned.ts';
@@ -323,21 +325,32 @@ async function checkLanded(
     await checkTreeWritable(ctx.files, dest, to, config.maxVisited);
     return;
   } catch (refusal) {
+    const why = `an entry that may not be in ${to} appeared in ${from} while the call ran (${(refusal as Error).message})`;
     try {
       await renameFolder(dest, src);
     } catch {
+      // The agent took the old name (or its folder) meanwhile: the folder may not stay where it
+      // landed, with the entry that may not be there, so it goes.
       ctx.files.changed(src);
       ctx.files.changed(dest);
+      try {
+        await inParent(dest, (dir, name) =>
+          removeTree(dir.entry(name), { maxEntries: config.maxVisited }),
+        );
+      } catch (error) {
+        throw new ToolError(
+          'PERMISSION_DENIED',
+          `${why}; the folder could not be moved back, nor deleted (${(error as Error).message}), and is at ${to}`,
+          { sideEffect: true },
+        );
+      }
       throw new ToolError(
         'PERMISSION_DENIED',
-        `an entry that may not be in ${to} appeared in ${from} while the call ran (${(refusal as Error).message}); the folder could not be moved back and is at ${to}`,
+        `${why}; the folder could not be moved back (its old place was taken meanwhile), so it was deleted`,
         { sideEffect: true },
       );
     }
-    throw new ToolError(
-      'PERMISSION_DENIED',
-      `an entry that may not be in ${to} appeared in ${from} while the call ran (${(refusal as Error).message}); the folder was moved back`,
-    );
+    throw new ToolError('PERMISSION_DENIED', `${why}; the folder was moved back`);
   }
 }
 
@@ -470,9 +483,18 @@ async function deleteHandler(
     const entry = dir.entry(basename(resolved.path));
     if (!stat.isDirectory()) await unlink(entry);
     else if (removed === 1) await rmdir(entry);
-    else await removeTree(entry);
+    else await removeTree(entry, { maxEntries: removed - 1 + config.maxVisited });
     await dir.sync();
   } catch (error) {
+    if (error instanceof TreeChangedError) {
+      throw new ToolError(
+        'EXECUTION_FAILED',
+        `${shown}: ${error.message}; part of it may be gone`,
+        {
+          sideEffect: true,
+        },
+      );
+    }
     throw fsError(error, shown);
   } finally {
     await dir.close();

@@ -119,18 +119,43 @@ export async function makeFolders(realDir: string): Promise<void> {
  * it is touched). Node's `rm(recursive)` works by path names, and a folder swapped for a link
  * between its "not empty" and its listing had the link's target emptied: files outside the roots.
  * @param entry the folder, named through its pinned parent ({@link PinnedDir.entry}).
+ * @param limits the most entries and folder levels to delete, those of the check before: past
+ *   either the delete stops with a {@link TreeChangedError}.
  * @param pinned whether `entry` goes through a pinned folder (no `/proc`: plain paths).
  */
 export async function removeTree(
   entry: string,
+  limits: { readonly maxEntries: number; readonly maxDepth?: number },
   pinned = entry.startsWith('/proc/self/fd/'),
 ): Promise<void> {
+  const budget = { left: limits.maxEntries };
+  await removeLevel(entry, pinned, limits.maxDepth ?? 64, budget);
+}
+
+/** The error of a tree that outgrew the check made before its delete. */
+export class TreeChangedError extends Error {
+  readonly code = 'ETREECHANGED';
+}
+
+async function removeLevel(
+  entry: string,
+  pinned: boolean,
+  depthLeft: number,
+  budget: { left: number },
+): Promise<void> {
+  // The tree was checked before (its depth and size); one that grew past that meanwhile (an
+  // agent renaming a deep chain into it) would hold a descriptor a level and take any time.
+  if (depthLeft < 0) throw new TreeChangedError('the folder grew deeper while it was deleted');
   const handle = await open(entry, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
   try {
     const here = pinned ? `/proc/self/fd/${handle.fd}` : entry;
     for (const name of await readdir(here)) {
+      if (--budget.left < 0) {
+        throw new TreeChangedError('the folder gained entries while it was deleted');
+      }
       const child = join(here, name);
-      if ((await lstat(child)).isDirectory()) await removeTree(child, pinned);
+      if ((await lstat(child)).isDirectory())
+        await removeLevel(child, pinned, depthLeft - 1, budget);
       else await unlink(child);
     }
   } finally {

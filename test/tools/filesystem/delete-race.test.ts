@@ -34,14 +34,12 @@ describe('delete_file recursive, with a folder swapped for a link while it runs'
    * The agent's move, made once, just before the delete first lists a folder (after it opened the
    * folder it lists). Node's rm(recursive), used before, lists by path name after a "not empty":
    * its internal calls cannot be hooked from here; the review replayed that with a patched rmdir.
+   * @param listing the listing to make it at (the check before the delete lists the tree too).
    */
-  function swapOnFirstListing(swap: () => void): void {
-    let armed = true;
+  function swapOnFirstListing(swap: () => void, listing = 1): void {
+    let count = 0;
     promises['readdir'] = async (...args: Parameters<typeof realReaddir>) => {
-      if (armed) {
-        armed = false;
-        swap();
-      }
+      if (++count === listing) swap();
       return realReaddir(...args);
     };
     syncBuiltinESMExports();
@@ -64,6 +62,22 @@ describe('delete_file recursive, with a folder swapped for a link while it runs'
     await box.call(deleteFile, { path: 'Notes/victim', recursive: true }).catch(() => undefined);
     assert.equal(existsSync(`${box.outside}/keep/secret.txt`), true);
     assert.equal(existsSync(`${box.vault}/Notes/victim`), false, 'the folder itself is gone');
+  });
+
+  it('a deep chain renamed into the folder after the check: the delete stops at the checked depth (review finding)', async () => {
+    // The check stops at 64 levels, but the delete went as deep as whatever was there by then,
+    // holding a descriptor a level: 2,000 levels used up every descriptor of the daemon.
+    swapOnFirstListing(() => {
+      let path = `${box.vault}/Notes/chain`;
+      for (let i = 0; i < 100; i++) path += '/d';
+      mkdirSync(path, { recursive: true });
+      renameSync(`${box.vault}/Notes/chain`, `${box.vault}/Notes/victim/sub/chain`);
+    }, 3); // the check lists victim and sub; the delete's first listing is the third
+
+    await assert.rejects(
+      box.call(deleteFile, { path: 'Notes/victim', recursive: true }),
+      /grew deeper while it was deleted; part of it may be gone/,
+    );
   });
 
   it('without a swap, deletes the whole tree', async () => {

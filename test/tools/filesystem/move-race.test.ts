@@ -42,6 +42,39 @@ describe('a folder moved while the agent adds to it', () => {
     assert.deepEqual(readdirSync(`${box.vault}/Notes/tmp`).sort(), ['.git', 'a.txt']);
   });
 
+  it('the old place taken before the move back: the landed folder is deleted, never left with the hook (review finding)', async () => {
+    // The agent made a folder at the source's name right after the rename: the move back failed
+    // (EEXIST) and Notes/proj/.git/hooks/post-checkout stayed in place.
+    writeFileSync(`${box.vault}/Notes/tmp/+first`, 'listed before .git');
+    let added = false;
+    let blocked = false;
+    const agent = async (path: string): Promise<void> => {
+      if (!added && path.endsWith('/Notes/proj/a.txt')) {
+        added = true;
+        mkdirSync(`${box.vault}/Notes/tmp/.git/hooks`, { recursive: true });
+        writeFileSync(`${box.vault}/Notes/tmp/.git/hooks/post-checkout`, '#!/bin/sh\necho pwned\n');
+      } else if (
+        added &&
+        !blocked &&
+        path.startsWith(`${box.vault}/Notes/proj`) &&
+        !existsSync(`${box.vault}/Notes/tmp`)
+      ) {
+        blocked = true;
+        mkdirSync(`${box.vault}/Notes/tmp`);
+      }
+    };
+    await assert.rejects(
+      box.call(
+        moveFile as never,
+        { source: 'Notes/tmp', destination: 'Notes/proj' },
+        agent as never,
+      ),
+      /could not be moved back .*so it was deleted/s,
+    );
+    assert.equal(blocked, true, 'the agent took the old name');
+    assert.equal(existsSync(`${box.vault}/Notes/proj`), false);
+  });
+
   it('without additions, the folder moves', async () => {
     await box.call(moveFile as never, { source: 'Notes/tmp', destination: 'Notes/proj' });
     assert.deepEqual(readdirSync(`${box.vault}/Notes/proj`), ['a.txt']);
