@@ -193,6 +193,17 @@ describe('parseApprovalSection', () => {
     });
   });
 
+  it('reads a call heading of any backtick run in time linear in it (review finding)', () => {
+    // The id's code span was matched with /^(`+)(.+?)\1$/: time grew with the cube of the run, and
+    // an agent's heading of 20,000 backticks held the daemon for three minutes (a regression
+    // hangs this test).
+    const hostile = `# T\n\n## Approval\n\n### send_notification · ${'`'.repeat(20_000)}x\n`;
+    assert.deepEqual([...parseApprovalSection(hostile).keys()], []);
+    // A span of two backticks is read as one of one.
+    const doubled = base.replace('`call_mail`', '``call_mail``');
+    assert.deepEqual([...parseApprovalSection(doubled).keys()], ['call_mail', 'call_write']);
+  });
+
   it('carries the nonce of the request a call waits on, and a scoped always-allow rule', () => {
     const withNonce = note(renderApprovalSection([{ ...mail, nonce: 'apr_abc' }]));
     assert.equal(parseApprovalSection(withNonce).get('call_mail')?.nonce, 'apr_abc');
