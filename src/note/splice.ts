@@ -122,7 +122,7 @@ function applyEdits(text: string, edits: Edit[]): string {
  */
 export function appendedSection(text: string, heading: string, body: string): string {
   const eol = detectLineEnding(text);
-  const block = `## ${heading}${eol}${eol}${normalizeLineEndings(body.replace(/\s+$/, ''), eol)}${eol}`;
+  const block = `## ${heading}${eol}${eol}${normalizeLineEndings(body.trimEnd(), eol)}${eol}`;
   return appendBlock(text, readStructure(text), block, eol).slice(text.length);
 }
 
@@ -141,15 +141,13 @@ export function replaceSection(text: string, heading: string, body: string | nul
   const structure = readStructure(text);
   const section = findSection(structure, name, text.length);
   const block =
-    body === null
-      ? ''
-      : `## ${name}${eol}${eol}${normalizeLineEndings(body.replace(/\s+$/, ''), eol)}${eol}`;
+    body === null ? '' : `## ${name}${eol}${eol}${normalizeLineEndings(body.trimEnd(), eol)}${eol}`;
   if (section !== null) {
     const before = text.slice(0, section.start);
     const shown = block === '' ? '' : commentCloser(text, structure, section.start, eol) + block;
     if (section.end >= text.length) {
       if (block !== '') return before + shown;
-      return before.replace(/(?:\r\n|\r|\n)(?:[ \t]*(?:\r\n|\r|\n))*[ \t]*$/, eol);
+      return dropTrailingBlankLines(before, eol);
     }
     return before + (block === '' ? '' : shown + eol) + text.slice(section.end);
   }
@@ -223,9 +221,45 @@ function readResultId(code: string): string | null {
 function appendBlock(text: string, structure: NoteStructure, block: string, eol: string): string {
   const closed = text + closeDangling(text, structure, eol);
   if (closed === '') return block;
-  const trailing = /(?:\r\n|\r|\n)*$/.exec(closed)?.[0] ?? '';
-  const breaks = (trailing.match(/\r\n|\r|\n/g) ?? []).length;
-  return closed + eol.repeat(Math.max(0, 2 - breaks)) + block;
+  return closed + eol.repeat(Math.max(0, 2 - trailingBreaks(closed, 2))) + block;
+}
+
+// The two below scan back from the end: the regular expressions they replace (`/(?:\r\n|\r|\n)*$/`
+// and the like) are tried at every place of a run of line breaks, time growing with its square
+// (60,000 blank lines inside a note held the main thread for 3 s).
+
+/** How many line breaks (CRLF counted once) end `text`, counting up to `most`. */
+function trailingBreaks(text: string, most: number): number {
+  let count = 0;
+  for (let at = text.length - 1; at >= 0 && count < most; at--) {
+    const code = text.charCodeAt(at);
+    if (code === 10) {
+      count++;
+      if (text.charCodeAt(at - 1) === 13) at--;
+    } else if (code === 13) count++;
+    else break;
+  }
+  return count;
+}
+
+/**
+ * `text` with the blank lines and line breaks at its end replaced by one line break (`eol`);
+ * spaces ending its last line are kept. Unchanged when it does not end in a line break or blank.
+ */
+function dropTrailingBlankLines(text: string, eol: string): string {
+  let start = text.length;
+  while (start > 0) {
+    const code = text.charCodeAt(start - 1);
+    if (code !== 32 && code !== 9 && code !== 10 && code !== 13) break;
+    start--;
+  }
+  let firstBreak = start;
+  while (firstBreak < text.length) {
+    const code = text.charCodeAt(firstBreak);
+    if (code === 10 || code === 13) return text.slice(0, firstBreak) + eol;
+    firstBreak++;
+  }
+  return text;
 }
 
 // HTML blocks that end only at a marker, not at a blank line (CommonMark's kinds 1 to 5): left

@@ -57,6 +57,23 @@ describe('NoteWorker: large notes off the main thread', () => {
     }
   });
 
+  it('writes back a note of a long run of blank lines within the deadline (review finding)', async () => {
+    // The write-back counted the line breaks ending the note with /(?:\r\n|\r|\n)*$/, tried at
+    // every line break of a run inside it: 250,000 blank lines took past the 20 s deadline twice,
+    // and the note went to Failed/ with its call run and its result never written.
+    const text = `${call}${'\n'.repeat(250_000)}end\n`;
+    const body = `${' '.repeat(100_000)}x${'\n \t'.repeat(50_000)}`;
+    const edited = await worker.edit(text, {
+      results: [successResult(parseNote(call).calls[0]?.id ?? '', 'search_web', 'ok')],
+      section: { heading: 'Approval', body },
+      frontMatter: {},
+    });
+    const out = edited.text;
+    assert.ok(out.startsWith(text), 'the note is kept, the section after it');
+    assert.ok(out.includes('x\n\n## Tool Results'), 'the section body is trimmed at its end');
+    assert.equal(parseNote(out).results.size, 1);
+  });
+
   it('reads an Approval section in the worker no further than maxSectionCalls', async () => {
     const capped = new NoteWorker({ inlineChars: 1024, timeoutMs: 10_000, maxSectionCalls: 10 });
     try {

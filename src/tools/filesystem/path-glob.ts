@@ -23,7 +23,10 @@ export function compilePathGlob(
 }
 
 function compileOne(pattern: string, ignoreCase: boolean): (relative: string) => boolean {
-  const trimmed = pattern.replace(/^\.\//, '').replace(/\/+$/, '');
+  let trimmed = pattern.replace(/^\.\//, '');
+  let end = trimmed.length;
+  while (end > 0 && trimmed.charCodeAt(end - 1) === 47) end--; // not /\/+$/: quadratic in a run
+  trimmed = trimmed.slice(0, end);
   if (!trimmed.includes('/')) {
     const name = compileGlob(trimmed, { ignoreCase });
     return (relative) => name(relative.slice(relative.lastIndexOf('/') + 1));
