@@ -56,6 +56,7 @@ export {
 } from './requests.ts';
 export {
   APPROVAL_HEADING,
+  APPROVAL_MARKER,
   PENDING_CALL_KEY,
   isModified,
   parseApprovalSection,

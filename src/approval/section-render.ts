@@ -58,11 +58,14 @@ export async function renderApprovalSectionSliced(
   return `${out.join('\n')}\n`;
 }
 
+/** The first line of vaultd's Approval section: a section without it is not vaultd's. */
+export const APPROVAL_MARKER = '> [!question] vaultd needs a decision';
+
 function sectionHead(pending: readonly PendingCall[], options: ApprovalSectionOptions): string[] {
   const count = pending.length === 1 ? '1 call below waits' : `${pending.length} calls below wait`;
   if (options.vaultDecisions === false) {
     return [
-      '> [!question] vaultd needs a decision',
+      APPROVAL_MARKER,
       `> ${count} for you. Decisions in the vault are turned off (\`approval.vault_decisions: false\`): ticking a box, editing a call or moving this note decides nothing.`,
       '> Decide from a shell in the vault with the commands under each call, or through the HTTP API (`POST /approvals/<request id>/approve` or `/reject`). `vaultd approve <this note>` (or `vaultd reject <this note> --reason TEXT`) decides every call below at once; `vaultd approvals` lists every call that waits.',
     ];
@@ -70,7 +73,7 @@ function sectionHead(pending: readonly PendingCall[], options: ApprovalSectionOp
   const approved = inlineCode(`${options.approvedFolder ?? 'Approved'}/`);
   const rejected = inlineCode(`${options.rejectedFolder ?? 'Rejected'}/`);
   return [
-    '> [!question] vaultd needs a decision',
+    APPROVAL_MARKER,
     `> ${count} for you. Under each call tick **approve**, **reject** or **always allow**; or move this note to ${approved} to approve every call, or to ${rejected} to reject every call.`,
     '> To change what a call does, edit the parameters in its json block, then tick approve. To tell the agent why you reject a call, write it after "Reason:".',
   ];

@@ -1,4 +1,5 @@
 export {
+  APPROVAL_MARKER,
   renderApprovalSection,
   renderApprovalSectionSliced,
   type ApprovalSectionOptions,

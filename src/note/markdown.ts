@@ -47,32 +47,38 @@ export interface SectionSpan {
 }
 
 /**
- * Finds the first top-level level-2 section whose heading text is exactly `heading`.
+ * Finds the first top-level level-2 section whose heading text is exactly `heading` (and that
+ * `accept` takes, when given).
  * @param structure the note's structure ({@link readStructure}).
  * @param heading the heading's text, without `## `.
  * @param length length of the note's text.
+ * @param accept whether a section of that heading is the one looked for.
  */
 export function findSection(
   structure: NoteStructure,
   heading: string,
   length: number,
+  accept?: (section: SectionSpan) => boolean,
 ): SectionSpan | null {
   const top = structure.top;
-  const index = top.findIndex((b) => b.heading?.level === 2 && b.heading.text === heading);
-  const head = top[index];
-  if (head === undefined) return null;
-  const blocks: TopBlock[] = [];
-  let end = length;
-  let last = true;
-  for (let i = index + 1; i < top.length; i++) {
-    const block = top[i] as TopBlock;
-    if (block.heading !== undefined && block.heading.level <= 2) {
-      end = block.start;
-      last = false;
-      break;
+  for (let index = 0; index < top.length; index++) {
+    const head = top[index] as TopBlock;
+    if (head.heading?.level !== 2 || head.heading.text !== heading) continue;
+    const blocks: TopBlock[] = [];
+    let end = length;
+    let last = true;
+    for (let i = index + 1; i < top.length; i++) {
+      const block = top[i] as TopBlock;
+      if (block.heading !== undefined && block.heading.level <= 2) {
+        end = block.start;
+        last = false;
+        break;
+      }
+      blocks.push(block);
     }
-    blocks.push(block);
+    const contentEnd = blocks.at(-1)?.end ?? head.end;
+    const section = { start: head.start, headingEnd: head.end, contentEnd, end, blocks, last };
+    if (accept === undefined || accept(section)) return section;
   }
-  const contentEnd = blocks.at(-1)?.end ?? head.end;
-  return { start: head.start, headingEnd: head.end, contentEnd, end, blocks, last };
+  return null;
 }

@@ -129,17 +129,33 @@ export function appendedSection(text: string, heading: string, body: string): st
 /**
  * Replaces the body of a vaultd-owned level-2 section such as `## Approval`, removes the section
  * when `body` is null, or adds it just before `## Tool Results` (or at the end) when missing.
- * Removing a section at the very end of a note leaves the note ending in one line ending.
+ * Removing a section at the very end of a note leaves the note ending in one line ending; one
+ * between two blocks leaves a blank line between them, so they are read apart as before.
  * @param text The note's text.
  * @param heading The heading text, with or without the leading `## `.
  * @param body The section's markdown (any line endings; its text must already be inert), or null.
+ * @param markers Texts one of which vaultd's section holds (its first line, a `pending_call` key):
+ *   a section of that heading holding none (the user's own `## Approval`) is left as it is, never
+ *   replaced or removed; one that copies vaultd's (an agent's forged decisions) is vaultd's.
  */
-export function replaceSection(text: string, heading: string, body: string | null): string {
+export function replaceSection(
+  text: string,
+  heading: string,
+  body: string | null,
+  markers?: readonly string[],
+): string {
   const name = heading.replace(/^#+[ \t]*/, '').trim();
   if (body === null && !text.includes(name)) return text;
   const eol = detectLineEnding(text);
   const structure = readStructure(text);
-  const section = findSection(structure, name, text.length);
+  const ours =
+    markers === undefined
+      ? undefined
+      : (span: SectionSpan): boolean => {
+          const content = text.slice(span.headingEnd, span.contentEnd);
+          return markers.some((marker) => content.includes(marker));
+        };
+  const section = findSection(structure, name, text.length, ours);
   const block =
     body === null ? '' : `## ${name}${eol}${eol}${normalizeLineEndings(body.trimEnd(), eol)}${eol}`;
   if (section !== null) {
@@ -149,7 +165,11 @@ export function replaceSection(text: string, heading: string, body: string | nul
       if (block !== '') return before + shown;
       return dropTrailingBlankLines(before, eol);
     }
-    return before + (block === '' ? '' : shown + eol) + text.slice(section.end);
+    if (block !== '') return before + shown + eol + text.slice(section.end);
+    // The blocks on either side would otherwise touch: a paragraph or quote before the heading
+    // would take a setext heading after it as its own text.
+    const apart = before !== '' && trailingBreaks(before, 2) < 2 ? eol : '';
+    return before + apart + text.slice(section.end);
   }
   if (block === '') return text;
   const results = findSection(structure, RESULTS_HEADING, text.length);

@@ -8,7 +8,12 @@ export interface WriteBackEdit {
   /** The note's call ids in block order, so results read in block order whenever they came. */
   readonly order?: readonly string[];
   /** Heading and body of a vaultd section to set (body null removes it). */
-  readonly section?: { readonly heading: string; readonly body: string | null };
+  readonly section?: {
+    readonly heading: string;
+    readonly body: string | null;
+    /** Texts one of which vaultd's own section holds (see `replaceSection`). */
+    readonly markers?: readonly string[];
+  };
   readonly frontMatter: Record<string, unknown>;
 }
 
@@ -26,6 +31,6 @@ export type NoteJob =
 export function applyWriteBack(text: string, edit: WriteBackEdit): string {
   let out = edit.results.length > 0 ? appendResults(text, edit.results, edit.order) : text;
   if (edit.section !== undefined)
-    out = replaceSection(out, edit.section.heading, edit.section.body);
+    out = replaceSection(out, edit.section.heading, edit.section.body, edit.section.markers);
   return updateFrontMatter(out, edit.frontMatter);
 }

@@ -2,6 +2,8 @@ import { dirname } from 'node:path';
 import {
   renderApprovalSectionSliced,
   APPROVAL_HEADING as APPROVAL_SECTION,
+  APPROVAL_MARKER,
+  PENDING_CALL_KEY,
   type PendingCall,
 } from '../approval/index.ts';
 import type { EditedText, WriteBackEdit } from '../note/index.ts';
@@ -63,6 +65,7 @@ export async function writeBack(
       .map((c) => c.id),
     section: {
       heading: APPROVAL_HEADING,
+      markers: [APPROVAL_MARKER, `"${PENDING_CALL_KEY}"`],
       body:
         pending.length > 0
           ? await renderApprovalSectionSliced(

@@ -5,6 +5,7 @@ import * as approval from '../../src/approval/index.ts';
 it('exports exactly the documented runtime surface of src/approval', () => {
   assert.deepEqual(Object.keys(approval).sort(), [
     'APPROVAL_HEADING',
+    'APPROVAL_MARKER',
     'ApprovalGate',
     'ApprovalRequests',
     'EXPIRED_REASON',
