@@ -1,6 +1,6 @@
 import { CST, isMap, isScalar, Lexer, parseDocument, stringify, visit, YAMLParseError } from 'yaml';
 import type { Document } from 'yaml';
-import { makePlacer } from './places.ts';
+import { detectLineEnding, makePlacer } from './places.ts';
 import type { Placer } from './places.ts';
 import { RecentTexts } from './recent-texts.ts';
 import { readSimpleYaml, type SimpleYaml } from './simple-yaml.ts';
@@ -155,7 +155,11 @@ export function readFrontMatterSpan(
     const message = `front-matter in ${fence} is never evaluated; use YAML (a --- fence)`;
     return { data: {}, diagnostics: [whole('error', 'UNSUPPORTED_FRONT_MATTER', message)] };
   }
-  const content = text.slice(span.contentStart, span.contentEnd);
+  const written = text.slice(span.contentStart, span.contentEnd);
+  // Lone-CR line endings (the YAML library does not take a lone CR for one): read with LF, which
+  // keeps every offset.
+  const content =
+    written.includes('\r') && !written.includes('\n') ? written.replaceAll('\r', '\n') : written;
   const simple = readSimpleYaml(content);
   if (simple !== null) return { data: simple.data, diagnostics: [] };
   const costly = tooCostlyYaml(content);
@@ -221,7 +225,8 @@ export function updateFrontMatter(text: string, updates: Record<string, unknown>
   const span = splitFrontMatter(text);
   if (span === null) {
     const bom = text.charCodeAt(0) === 0xfeff ? '\uFEFF' : '';
-    const eol = detectEol(text, 0);
+    // A lone-CR note gets CR too: LF front-matter made what vaultd added later take LF as well.
+    const eol = detectLineEnding(text);
     const lines = entries.map(([k, v]) => formatPair(k, v) + eol).join('');
     return `${bom}---${eol}${lines}---${eol}${text.slice(bom.length)}`;
   }
@@ -234,8 +239,13 @@ export function updateFrontMatter(text: string, updates: Record<string, unknown>
 
 function updateYaml(content: string, entries: [string, unknown][], eol: string): string | null {
   // Lone-CR line endings: the YAML library does not take a lone CR for one (it read `title: x\r`
-  // as one value ending in CR), so such front-matter is left as it is.
-  if (/\r(?!\n)/.test(content)) return null;
+  // as one value ending in CR): such front-matter is edited with LF and given its CR back, and
+  // left as it is when it mixes in LF.
+  if (/\r(?!\n)/.test(content)) {
+    if (content.includes('\n')) return null;
+    const updated = updateYaml(content.replaceAll('\r', '\n'), entries, '\n');
+    return updated === null ? null : updated.replaceAll('\n', '\r');
+  }
   const simple = readSimpleYaml(content);
   if (simple !== null) {
     const spliced = spliceSimple(content, simple, entries, eol);

@@ -43,9 +43,35 @@ describe('write-back edits against review findings', () => {
     assert.equal(parseNote(out).results.get('c1')?.status, 'success');
   });
 
-  it('leaves lone-CR front-matter as it is', () => {
+  it('updates lone-CR front-matter with CR, and gives a lone-CR note CR front-matter', () => {
+    // Review finding: front-matter added to a lone-CR note took LF, and what vaultd wrote after
+    // it took LF as well (a note of mixed line endings, edited again at every write-back).
     const note = '---\rtitle: x\rtags: [a]\r---\rbody\r';
-    assert.equal(updateFrontMatter(note, FRONT), note);
+    const updated = updateFrontMatter(note, FRONT);
+    assert.ok(!updated.includes('\n'), JSON.stringify(updated));
+    assert.ok(updated.endsWith('---\rbody\r'));
+    assert.equal(parseNote(updated).data['title'], 'x');
+    for (const [key, value] of Object.entries(FRONT)) {
+      assert.deepEqual(parseNote(updated).data[key], value, key);
+    }
+    assert.equal(updateFrontMatter(updated, FRONT), updated, 'a second update changes nothing');
+    const bare = 'body\rmore\r';
+    const added = updateFrontMatter(bare, FRONT);
+    assert.ok(!added.includes('\n'), JSON.stringify(added));
+    assert.ok(added.endsWith(`---\r${bare}`));
+    assert.deepEqual(Object.keys(parseNote(added).data), Object.keys(FRONT));
+    const call =
+      '```json\r{"tool_call": {"name": "read_file", "parameters": {"path": "a.md"}, "id": "c1"}}\r```\r';
+    const written = applyWriteBack(call, {
+      results: [result('c1', 'ok')],
+      order: ['c1'],
+      frontMatter: FRONT,
+    });
+    assert.ok(!written.includes('\n'), JSON.stringify(written));
+    assert.equal(parseNote(written).data['status'], 'done');
+    // Mixed with LF, it is left as it is.
+    const mixed = '---\rtitle: x\ntags: [a]\r---\rbody\r';
+    assert.equal(updateFrontMatter(mixed, FRONT), mixed);
   });
 
   for (const tail of ['\r<div>\rsome html\r', '\r<div>\rsome html', '']) {
