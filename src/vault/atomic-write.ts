@@ -13,6 +13,11 @@ export interface WriteFileAtomicOptions {
   fsyncDir?: boolean;
   /** Permission bits to give the file, when the caller already knows them (saves a `stat`). */
   mode?: number;
+  /**
+   * Called with the temp file's path once it is written and flushed, before the rename: a caller
+   * may open it there, to hold the file that will be at `path` (a journal appending to it).
+   */
+  beforeRename?: (temp: string) => Promise<void>;
 }
 
 // Unique per process and write; the pid keeps two processes apart (a crypto-random name cost
@@ -89,6 +94,7 @@ export async function writeFileAtomic(
     }
   }
   try {
+    await options.beforeRename?.(temp);
     await rename(temp, path);
   } catch (error) {
     await unlink(temp).catch(() => undefined);

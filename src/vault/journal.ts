@@ -160,17 +160,33 @@ export class Journal<L> {
       await new Promise<void>((resolve) => setImmediate(resolve));
       const lines = build();
       const text = lines.map((line) => `${JSON.stringify(line)}\n`).join('');
-      await writeFileAtomic(this.path, text);
-      let handle: FileHandle;
+      // The new file is opened for appending before it takes the journal's name: once it has the
+      // name, appends go to it whatever fails after (a failed reopen kept appends going to the
+      // old file, no longer on disk, where a restart never reads them).
+      let next: { handle: FileHandle; ino: number } | undefined;
       try {
-        handle = await open(this.path, 'a', 0o600);
+        await writeFileAtomic(this.path, text, {
+          fsyncDir: false,
+          beforeRename: async (temp) => {
+            const handle = await open(temp, 'a', 0o600);
+            try {
+              next = { handle, ino: (await handle.stat()).ino };
+            } catch (error) {
+              await handle.close().catch(() => undefined);
+              throw error;
+            }
+          },
+        });
       } catch (error) {
-        throw toVaultIoError('open', this.path, error);
+        await next?.handle.close().catch(() => undefined);
+        throw error;
       }
+      if (next === undefined) throw new Error('the compacted journal was not opened');
       await this.#handle.close().catch(() => undefined);
-      this.#handle = handle;
-      this.#ino = (await handle.stat()).ino;
+      this.#handle = next.handle;
+      this.#ino = next.ino;
       this.#size = Buffer.byteLength(text);
+      await fsyncDirectory(dirname(this.path));
     });
   }
 

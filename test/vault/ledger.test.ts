@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFile, mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { callKey, Ledger } from '../../src/vault/ledger.ts';
 
@@ -56,6 +57,48 @@ describe('Ledger', () => {
         await ledger.close();
       }
     }
+  });
+
+  it('keeps appending to the file at its path when a compaction fails to open it (review finding)', async () => {
+    // The compacted file was renamed into place, then opened for appending; when that open failed
+    // (EMFILE), the journal kept its old handle, on a file no longer at the path: later intents
+    // resolved as durable and were in no file a restart reads.
+    const ledger = await Ledger.open(dir);
+    await ledger.recordIntent(intent('id:a:h', 'In_Progress/a.md'));
+    const fs = createRequire(import.meta.url)('node:fs') as typeof import('node:fs');
+    const promises = fs.promises as unknown as Record<string, unknown>;
+    const realOpen = fs.promises.open;
+    promises['open'] = async (path: string, flags: string, ...rest: unknown[]) => {
+      if (flags === 'a')
+        throw Object.assign(new Error('EMFILE: too many open files'), { code: 'EMFILE' });
+      return (realOpen as (...args: unknown[]) => unknown)(path, flags, ...rest);
+    };
+    syncBuiltinESMExports();
+    try {
+      await assert.rejects(ledger.compact(), /EMFILE/);
+    } finally {
+      promises['open'] = realOpen;
+      syncBuiltinESMExports();
+    }
+    await ledger.recordIntent(intent('id:b:h', 'In_Progress/b.md'));
+    assert.equal(await ledger.isCurrent(), true);
+    await ledger.close();
+    const reopened = await Ledger.open(dir);
+    try {
+      assert.notEqual(reopened.lookup('id:a:h'), undefined);
+      assert.notEqual(
+        reopened.lookup('id:b:h'),
+        undefined,
+        'the intent after the failure is on disk',
+      );
+    } finally {
+      await reopened.close();
+    }
+    assert.deepEqual(
+      (await readdir(dir)).filter((n) => n.includes('.tmp')),
+      [],
+      'no temp file left',
+    );
   });
 
   it('keeps a large result when its own file cannot be written (review finding)', async () => {
