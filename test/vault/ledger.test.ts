@@ -1,3 +1,4 @@
+import type * as NodeFs from 'node:fs';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFile, mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
@@ -65,7 +66,7 @@ describe('Ledger', () => {
     // resolved as durable and were in no file a restart reads.
     const ledger = await Ledger.open(dir);
     await ledger.recordIntent(intent('id:a:h', 'In_Progress/a.md'));
-    const fs = createRequire(import.meta.url)('node:fs') as typeof import('node:fs');
+    const fs = createRequire(import.meta.url)('node:fs') as typeof NodeFs;
     const promises = fs.promises as unknown as Record<string, unknown>;
     const realOpen = fs.promises.open;
     promises['open'] = async (path: string, flags: string, ...rest: unknown[]) => {
