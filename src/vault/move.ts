@@ -1,12 +1,12 @@
 import { constants } from 'node:fs';
-import { copyFile, link, open, stat, unlink } from 'node:fs/promises';
+import { copyFile, link, open, readdir, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { lstat, rename } from './fs-calls.ts';
 import { fsyncDirectory } from './fsync-dir.ts';
 import { errnoCode, isVanished, toVaultIoError } from './fs-errors.ts';
-import { fitName } from './file-names.ts';
+import { fitName, isTooLong } from './file-names.ts';
 import type { VaultLayout } from './layout.ts';
-import { readClaimedName } from './claim.ts';
+import { claimedName, readClaimedName } from './claim.ts';
 import { assertInsideVault } from './vault-writer.ts';
 
 /** Options of {@link moveNoOverwrite}. */
@@ -332,24 +332,63 @@ export async function recoverInterruptedMove(
     )
       continue;
     // A handful of names: the move takes the first free suffix, and a crash stops at one.
-    for (let attempt = 0; attempt < 64; attempt++) {
-      const candidate = join(dir, suffixedName(name, attempt));
-      let found;
+    const candidates: string[] = [];
+    for (let attempt = 0; attempt < 64; attempt++) candidates.push(suffixedName(name, attempt));
+    // A long name's claim took a number when In_Progress/ had the name (`<name>-1.md` there,
+    // `<name>.md` in the inbox): the inbox's and Approved/'s long names are looked at too.
+    const claimedByLink =
+      (dir === layout.inbox || dir === layout.approved) && isTooLong(claimedName(name));
+    const found = await sameFileIn(dir, candidates, ino, dev, claimedByLink);
+    if (found !== null) {
       try {
-        found = await stat(candidate);
+        await unlink(path);
       } catch (error) {
-        if (isVanished(error)) break;
-        throw toVaultIoError('stat', candidate, error);
+        if (!isVanished(error)) throw toVaultIoError('unlink', path, error);
       }
-      if (found.ino === ino && found.dev === dev) {
-        try {
-          await unlink(path);
-        } catch (error) {
-          if (!isVanished(error)) throw toVaultIoError('unlink', path, error);
-        }
-        return candidate;
-      }
+      return found;
     }
+  }
+  return null;
+}
+
+/**
+ * The path in `dir` of the file (`ino`, `dev`) among `names` (tried in order, up to the first
+ * missing), and among the folder's names too long for a claim tag when `longNames`; null when none.
+ */
+async function sameFileIn(
+  dir: string,
+  names: readonly string[],
+  ino: number,
+  dev: number,
+  longNames: boolean,
+): Promise<string | null> {
+  const isIt = async (candidate: string): Promise<boolean | null> => {
+    try {
+      const found = await stat(candidate);
+      return found.ino === ino && found.dev === dev;
+    } catch (error) {
+      if (isVanished(error)) return null;
+      throw toVaultIoError('stat', candidate, error);
+    }
+  };
+  for (const name of names) {
+    const candidate = join(dir, name);
+    const same = await isIt(candidate);
+    if (same === null) break;
+    if (same) return candidate;
+  }
+  if (!longNames) return null;
+  let entries: string[];
+  try {
+    entries = await readdir(dir);
+  } catch (error) {
+    if (isVanished(error)) return null;
+    throw toVaultIoError('list', dir, error);
+  }
+  for (const entry of entries) {
+    if (!isTooLong(claimedName(entry)) || names.includes(entry)) continue;
+    const candidate = join(dir, entry);
+    if ((await isIt(candidate)) === true) return candidate;
   }
   return null;
 }

@@ -344,6 +344,21 @@ describe('claimNote', () => {
     assert.equal((await stat(join(layout.inbox, long))).nlink, 1);
   });
 
+  it('undoes such a claim when it took a numbered name in In_Progress/ (review finding)', async () => {
+    // In_Progress/ had the long name already, so the claim linked <name>-1.md; the recovery looked
+    // in the inbox for <name>-1.md and its suffixes only, and the note stayed stuck.
+    const layout = resolveLayout({ vault: root, folders: CONFIG_DEFAULTS.folders });
+    await ensureLayout(layout);
+    const long = `${'説'.repeat(80)}.md`; // too long for the claim tag
+    await writeFile(join(layout.inProgress, long), 'an earlier note of that name, still running');
+    await writeFile(join(layout.inbox, long), 'never run');
+    const numbered = join(layout.inProgress, suffixedName(long, 1));
+    await link(join(layout.inbox, long), numbered);
+    assert.equal(await recoverInterruptedMove(numbered, layout), join(layout.inbox, long));
+    assert.deepEqual(await readdir(layout.inProgress), [long]);
+    assert.equal((await stat(join(layout.inbox, long))).nlink, 1);
+  });
+
   it('finishes a final move that a kill cut between its two steps', async () => {
     const layout = resolveLayout({ vault: root, folders: CONFIG_DEFAULTS.folders });
     await ensureLayout(layout);
