@@ -407,6 +407,9 @@ function read(text: string, reader: Reader = 'scanner'): NoteStructure {
   // read as empty lines: never markdown, and every line keeps its number.
   let source = bom === 0 ? text : text.slice(bom);
   if (hasCr) source = source.replace(/\r\n?/g, '\n');
+  // CommonMark reads U+0000 as U+FFFD (one code unit for one: offsets stay): an HTML tag or a
+  // definition that a NUL made unreadable took a fence the reference reads as HTML for a call.
+  if (source.includes('\0')) source = source.replaceAll('\0', '\uFFFD');
   const cut = span === null ? 0 : offsetInNormalized(text, span.end) - bom;
   const lineEnd = (line: number): number => {
     const next = lineStarts[line + 1];

@@ -272,6 +272,34 @@ test('where markdown-it departs from CommonMark, vaultd reads what the reference
   }
 });
 
+test('NUL is read as U+FFFD, as CommonMark says (review finding)', () => {
+  // A NUL kept as it was made an HTML tag or a definition unreadable: vaultd found a call the
+  // reference reads inside an HTML block, and a definition read as a paragraph let a setext
+  // underline end an owned section.
+  for (const markdown of [
+    '<a b=\u0000>\n```json\n{"tool_call": {"name": "clock_now"}}\n```\n',
+    '## Tool Results\n\n[a]: /u\u0000\n===\n\n```json\n{"tool_call": {"name": "clock_now"}}\n```\n',
+    '```json\u0000\n```\n',
+    '```json\n{"tool_call": {"name": "echo", "parameters": {"q": "a\u0000b"}}}\n```\n',
+  ]) {
+    assert.deepEqual(
+      summary(readForTest(markdown, 'scanner'), markdown),
+      referenceSummary(markdown),
+      markdown,
+    );
+  }
+  assert.equal(
+    parseNote('<a b=\u0000>\n```json\n{"tool_call": {"name": "clock_now"}}\n```\n').calls.length,
+    0,
+  );
+  assert.equal(
+    parseNote(
+      '## Tool Results\n\n[a]: /u\u0000\n===\n\n```json\n{"tool_call": {"name": "clock_now"}}\n```\n',
+    ).calls.length,
+    0,
+  );
+});
+
 test('a call the reference reads as code is never found, and one it reads as a fence is', () => {
   const call = '{"tool_call": {"name": "clock_now"}}';
   // The quote ends at the `>` indented four columns (no lazy line after a fence): the fence is
