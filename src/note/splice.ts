@@ -67,7 +67,15 @@ export function appendResults(
     list.push(result);
   }
   for (const [from, list] of before) {
-    edits.push({ id: '', from, to: from, text: list.map(render).join(eol + eol) + eol + eol });
+    // After a blank line: a quote or paragraph the user wrote right before the result would take
+    // the new callout as its own lines.
+    const lead = from > 0 && trailingBreaks(text, 2, from) < 2 ? eol : '';
+    edits.push({
+      id: '',
+      from,
+      to: from,
+      text: lead + list.map(render).join(eol + eol) + eol + eol,
+    });
   }
   if (fresh.length > 0) {
     const rest = text.slice(section.contentEnd);
@@ -248,10 +256,10 @@ function appendBlock(text: string, structure: NoteStructure, block: string, eol:
 // and the like) are tried at every place of a run of line breaks, time growing with its square
 // (60,000 blank lines inside a note held the main thread for 3 s).
 
-/** How many line breaks (CRLF counted once) end `text`, counting up to `most`. */
-function trailingBreaks(text: string, most: number): number {
+/** How many line breaks (CRLF counted once) end `text` (up to `end`), counting up to `most`. */
+function trailingBreaks(text: string, most: number, end = text.length): number {
   let count = 0;
-  for (let at = text.length - 1; at >= 0 && count < most; at--) {
+  for (let at = end - 1; at >= 0 && count < most; at--) {
     const code = text.charCodeAt(at);
     if (code === 10) {
       count++;

@@ -276,3 +276,20 @@ test('replaceSection with markers: only vaultd’s own section is replaced or re
     ['c1'],
   );
 });
+
+test('a result placed before another is set off from a quote the user wrote right before it (review finding)', () => {
+  // The new callout joined the user's quote; replaced later, the old callout stayed and a new
+  // one was added.
+  const call = (id: string) =>
+    `\`\`\`json\n{"tool_call": {"name": "search_web", "parameters": {"query": "${id}"}, "id": "${id}"}}\n\`\`\`\n`;
+  const text =
+    call('a') +
+    call('b') +
+    '\n## Tool Results\n\n> my remark\n````json\n{"tool_result": {"id": "b", "name": "search_web", "status": "success"}}\n````\n';
+  const first = appendResults(text, [makeResult({ id: 'a', content: 'first' })], ['a', 'b']);
+  assert.ok(first.includes('> my remark\n\n> [!success]'), first);
+  const second = appendResults(first, [makeResult({ id: 'a', content: 'second' })], ['a', 'b']);
+  assert.equal(second.split('· a ·').length - 1, 1, second);
+  assert.match(second, /second/);
+  assert.doesNotMatch(second, /first/);
+});
