@@ -1,4 +1,5 @@
-import { readdir } from 'node:fs/promises';
+import type { Dir, Dirent } from 'node:fs';
+import { opendir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ToolError } from '../../protocol/errors.ts';
 import type { VaultAccess } from '../../protocol/types.ts';
@@ -61,7 +62,9 @@ export async function walk(
     if (folder === undefined) break;
     const dir = await pinDir(folder.path);
     try {
-      const names = await readdir(dir.entry(''), { withFileTypes: true });
+      // No more entries than are left to look at (and one to tell there are more): a folder of a
+      // million entries was read and sorted whole, 4.4 s and 200 MB, before the count refused it.
+      const names = await listUpTo(dir.entry(''), options.maxVisited - visited + 1);
       names.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       for (const d of names) {
         if (options.signal?.aborted === true) return 'time';
@@ -121,6 +124,23 @@ export async function walk(
     }
   }
   return cut;
+}
+
+/** A folder's first `most` entries, in the order the file system gives them. */
+async function listUpTo(folder: string, most: number): Promise<Dirent[]> {
+  const out: Dirent[] = [];
+  let handle: Dir | undefined;
+  try {
+    handle = await opendir(folder, { bufferSize: 128 });
+    while (out.length < most) {
+      const entry = await handle.read();
+      if (entry === null) break;
+      out.push(entry);
+    }
+  } finally {
+    await handle?.close().catch(() => undefined);
+  }
+  return out;
 }
 
 /**

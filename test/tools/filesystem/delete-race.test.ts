@@ -34,12 +34,11 @@ describe('delete_file recursive, with a folder swapped for a link while it runs'
    * The agent's move, made once, just before the delete first lists a folder (after it opened the
    * folder it lists). Node's rm(recursive), used before, lists by path name after a "not empty":
    * its internal calls cannot be hooked from here; the review replayed that with a patched rmdir.
-   * @param listing the listing to make it at (the check before the delete lists the tree too).
    */
-  function swapOnFirstListing(swap: () => void, listing = 1): void {
+  function swapOnFirstListing(swap: () => void): void {
     let count = 0;
     promises['readdir'] = async (...args: Parameters<typeof realReaddir>) => {
-      if (++count === listing) swap();
+      if (++count === 1) swap();
       return realReaddir(...args);
     };
     syncBuiltinESMExports();
@@ -72,7 +71,7 @@ describe('delete_file recursive, with a folder swapped for a link while it runs'
       for (let i = 0; i < 100; i++) path += '/d';
       mkdirSync(path, { recursive: true });
       renameSync(`${box.vault}/Notes/chain`, `${box.vault}/Notes/victim/sub/chain`);
-    }, 3); // the check lists victim and sub; the delete's first listing is the third
+    });
 
     await assert.rejects(
       box.call(deleteFile, { path: 'Notes/victim', recursive: true }),
