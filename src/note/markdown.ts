@@ -53,17 +53,22 @@ export interface SectionSpan {
  * @param heading the heading's text, without `## `.
  * @param length length of the note's text.
  * @param accept whether a section of that heading is the one looked for.
+ * @param ignoreCase whether `## approval` is a section `Approval` too.
  */
 export function findSection(
   structure: NoteStructure,
   heading: string,
   length: number,
   accept?: (section: SectionSpan) => boolean,
+  ignoreCase = false,
 ): SectionSpan | null {
   const top = structure.top;
+  const wanted = ignoreCase ? heading.toLowerCase() : heading;
   for (let index = 0; index < top.length; index++) {
     const head = top[index] as TopBlock;
-    if (head.heading?.level !== 2 || head.heading.text !== heading) continue;
+    if (head.heading?.level !== 2) continue;
+    const text = ignoreCase ? head.heading.text.toLowerCase() : head.heading.text;
+    if (text !== wanted) continue;
     const blocks: TopBlock[] = [];
     let end = length;
     let last = true;

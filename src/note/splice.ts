@@ -153,7 +153,11 @@ export function replaceSection(
   markers?: readonly string[],
 ): string {
   const name = heading.replace(/^#+[ \t]*/, '').trim();
-  if (body === null && !text.includes(name)) return text;
+  const named =
+    markers === undefined
+      ? text.includes(name)
+      : new RegExp(name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i').test(text);
+  if (body === null && !named) return text;
   const eol = detectLineEnding(text);
   const structure = readStructure(text);
   const ours =
@@ -163,7 +167,9 @@ export function replaceSection(
           const content = text.slice(span.headingEnd, span.contentEnd);
           return markers.some((marker) => content.includes(marker));
         };
-  const section = findSection(structure, name, text.length, ours);
+  // With markers, the heading is matched as the Approval section's reader matches it, ignoring
+  // case: an agent's `## approval` copy of vaultd's section is vaultd's to replace.
+  const section = findSection(structure, name, text.length, ours, ours !== undefined);
   const block =
     body === null ? '' : `## ${name}${eol}${eol}${normalizeLineEndings(body.trimEnd(), eol)}${eol}`;
   if (section !== null) {
