@@ -7,7 +7,10 @@ import {
   type PendingDecision,
 } from './section-types.ts';
 
-const TASK = /^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\[(.)\][ \t]*(.*)$/u;
+// No `[ \t]*` before the label's `(.*)`: a line the `(.*)$` cannot end (a U+2028 in it) had it
+// give back one blank at a time, each retried to the end, time growing with the square of the
+// line (64 KiB: 7.8 s). The label's leading blanks are trimmed after.
+const TASK = /^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\[(.)\](.*)$/u;
 const REASON = /^[ \t]*reason[ \t]*:(.*)$/i;
 const TOOL_NAME = /^[a-z][a-z0-9_]*$/;
 
@@ -110,10 +113,12 @@ export function parseApprovalSection(text: string): Map<string, PendingDecision>
 
 // `<tool> · <code span holding the id>`, as rendered; anything else leaves the id to the block.
 function parseCallHeading(text: string): { headingName: string | null; headingId: string | null } {
-  const match = /^(\S+)[ \t]+·[ \t]+(.*)$/u.exec(text);
+  // `·[ \t](.*)$`, the rest's blanks trimmed after: `·[ \t]+(.*)$` gave its blanks back one at a
+  // time when `(.*)$` could not end the line (a U+2028), time growing with their square.
+  const match = /^(\S+)[ \t]+·[ \t](.*)$/u.exec(text);
   if (match === null) return { headingName: null, headingId: null };
   const name = match[1] ?? '';
-  const rest = match[2] ?? '';
+  const rest = trimBlanksStart(match[2] ?? '');
   const escaped = /^escaped[ \t]+(.*)$/.exec(rest);
   let id = readCodeSpan(escaped?.[1] ?? rest);
   if (escaped !== null && id !== null) {
@@ -187,18 +192,17 @@ function readChunk(
     if (lines.quoted(i) || lines.heading(i) !== null || lines.headingPart(i)) continue;
     const text = lines.text(i);
     const task = TASK.exec(text);
+    const boxLabel = task === null ? '' : trimBlanksStart(task[2] ?? '');
     if (task !== null) {
       const ticked = task[1] === 'x' || task[1] === 'X';
-      const label = (task[2] ?? '').replace(/[*~`]/g, '').replace(/\s+/g, ' ').trim().toLowerCase();
+      const label = boxLabel.replace(/[*~`]/g, '').replace(/\s+/g, ' ').trim().toLowerCase();
       if (label === 'approve') boxes.approve.push(ticked);
       else if (label === 'reject') boxes.reject.push(ticked);
       else if (label === 'always allow' || label.startsWith('always allow ')) {
         boxes.always.push(ticked);
         // The rest of the label is the tool, or a rule scoping the grant: `tool(param:glob)`.
         // Only code-span backticks go: a rule's globs need their `*`.
-        const raw = (task[2] ?? '')
-          .replace(/`/g, '')
-          .replace(/^[*~_]+|[*~_]+$/g, '')
+        const raw = trimEmphasis(boxLabel.replace(/`/g, ''))
           .trim()
           .slice('always allow'.length)
           .trim();
@@ -325,4 +329,25 @@ function labelOf(kind: 'approve' | 'reject' | 'always'): string {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** `text` without the spaces and tabs it starts with. */
+function trimBlanksStart(text: string): string {
+  let at = 0;
+  while (text.charCodeAt(at) === 32 || text.charCodeAt(at) === 9) at++;
+  return at === 0 ? text : text.slice(at);
+}
+
+/**
+ * `text` without the `*`, `~` and `_` at either end (emphasis around a box's label), by counting:
+ * `/^[*~_]+|[*~_]+$/g` tried the end at every place of a run inside the label, time growing with
+ * its square.
+ */
+function trimEmphasis(text: string): string {
+  const mark = (code: number): boolean => code === 42 || code === 126 || code === 95;
+  let start = 0;
+  while (start < text.length && mark(text.charCodeAt(start))) start++;
+  let end = text.length;
+  while (end > start && mark(text.charCodeAt(end - 1))) end--;
+  return text.slice(start, end);
 }

@@ -137,7 +137,7 @@ function renderPreview(preview: string | undefined, kind?: 'text' | 'diff'): str
       '> No preview for this tool: the parameters below are the whole call.',
     ];
   }
-  const text = preview.replace(/\r\n?/g, '\n').replace(/\n+$/, '');
+  const text = dropTrailingNewlines(preview.replace(/\r\n?/g, '\n'));
   const fence = '`'.repeat(Math.max(3, longestBacktickRun(text) + 1));
   const lang = kind ?? (/^(?:diff |--- |\+\+\+ |@@ )/.test(text) ? 'diff' : 'text');
   return [
@@ -159,4 +159,14 @@ function inlineCode(text: string): string {
 
 function oneLine(text: string): string {
   return text.replace(/\s*[\r\n]+\s*/g, ' ').trim();
+}
+
+/**
+ * `text` without the line breaks it ends with, found back from the end: `/\n+$/` tried every
+ * place of a run inside the text (a preview of 30,000 CRs), time growing with its square.
+ */
+function dropTrailingNewlines(text: string): string {
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 10) end--;
+  return text.slice(0, end);
 }

@@ -1,11 +1,13 @@
+import { replaceUserInfo } from '../protocol/url-userinfo.ts';
+
 /** What a secret is replaced with. */
 export const REDACTED = '[redacted]';
 
 // Keys whose string values are secrets wherever they appear in the config.
 const SECRET_KEY =
   /pass(word)?|secret|token|api_?key|apikey|auth(orization)?|credential|cookie|bearer|private/i;
-// user:password@ in any URL-like text.
-const USER_INFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@:]+:[^\s/@]+@/gi;
+// user:password@ after a URL's `://` (see replaceUserInfo).
+const USER_INFO = /[^\s/@:]+:[^\s/@]+@/y;
 // Values this short are not secrets worth hiding (and hiding them would spoil ordinary text).
 const MIN_LENGTH = 6;
 
@@ -149,7 +151,9 @@ export function createRedactor(secrets: Iterable<string>): Redactor {
   learn(secrets);
   const redact = ((text: string): string => {
     if (typeof text !== 'string' || text === '') return text;
-    let out = text.includes('://') ? text.replace(USER_INFO, `$1${REDACTED}@`) : text;
+    let out = text.includes('://')
+      ? replaceUserInfo(text, USER_INFO, (scheme) => `${scheme}${REDACTED}@`)
+      : text;
     if (pattern !== undefined) out = out.replace(pattern, REDACTED);
     return out;
   }) as Redactor;

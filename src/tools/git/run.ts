@@ -1,4 +1,5 @@
 import { dirname, join } from 'node:path';
+import { replaceUserInfo } from '../../protocol/url-userinfo.ts';
 import { ToolError } from '../../protocol/errors.ts';
 import type { ExecOptions, ExecResult } from '../../protocol/types.ts';
 import { GIT_PATH, type GitConfig } from './config.ts';
@@ -380,7 +381,16 @@ function classify(result: ExecResult, output: string): GitFailureReason {
   ) {
     return 'remote_unreachable';
   }
-  if (/pathspec .* did not match/.test(text)) return 'unknown_path';
+  // Line by line, not /pathspec .* did not match/: that ran each `pathspec ` to the end of its
+  // line, time growing with the square of a line of many (a remote prints what it likes).
+  if (
+    text.split(/\r\n|[\n\r\u2028\u2029]/).some((line) => {
+      const at = line.indexOf('pathspec ');
+      return at !== -1 && line.indexOf(' did not match', at + 9) !== -1;
+    })
+  ) {
+    return 'unknown_path';
+  }
   if (/unknown revision|bad revision|invalid reference|not a valid object name/.test(text)) {
     return 'unknown_ref';
   }
@@ -392,5 +402,5 @@ function classify(result: ExecResult, output: string): GitFailureReason {
  * @param text git's output.
  */
 export function hideCredentials(text: string): string {
-  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/@\s'"]*@/gi, '$1');
+  return replaceUserInfo(text, /[^/@\s'"]*@/y, (scheme) => scheme);
 }

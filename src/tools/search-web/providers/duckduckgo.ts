@@ -98,6 +98,7 @@ function findElements(
 ): Element[] {
   const out: Element[] = [];
   let from = 0;
+  let nextGt = -2; // the first `>` at or after the last hit looked at; -1 when none
   for (;;) {
     const at = lower.indexOf(className, from);
     if (at === -1) return out;
@@ -109,10 +110,18 @@ function findElements(
     const open = windowStart + lastLt;
     const tag = /^<([a-z]+)\b/.exec(lower.slice(open, open + 12))?.[1];
     if (tag === undefined || !tags.includes(tag)) continue;
-    const gt = lower.indexOf('>', at);
+    // The first `>` after the hit, found once for all the hits before it: a page of
+    // `<a result__a ` repeated with one `>` at its end made each hit scan to there (27 s at
+    // 2 MiB).
+    if (nextGt < at) nextGt = lower.indexOf('>', at);
+    const gt = nextGt;
     if (gt === -1) return out;
+    if (gt - open > MAX_TAG) continue;
     const attributes = html.slice(open + 1 + tag.length, gt);
-    if (!new RegExp(`\\bclass\\s*=\\s*"[^"]*\\b${className}\\b`).test(attributes)) continue;
+    if (!new RegExp(`\\bclass\\s*=\\s*"[^"]*\\b${className}\\b`).test(attributes)) {
+      from = gt + 1;
+      continue;
+    }
     const close = lower.indexOf(`</${tag}`, gt + 1);
     if (close === -1) return out;
     const closeEnd = lower.indexOf('>', close);
