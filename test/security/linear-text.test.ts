@@ -24,6 +24,9 @@ function randomText(
   return out;
 }
 
+const reasonOf = (stderr: string): unknown =>
+  (failed(stderr).data as Record<string, unknown> | undefined)?.['reason'];
+
 const failed = (stderr: string) =>
   gitFailure(
     {
@@ -78,13 +81,13 @@ describe('text hostile parties control is read in time linear in it', () => {
   });
 
   it('a git failure of many pathspecs is classified line by line', () => {
-    assert.equal(failed(`pathspec ${'pathspec '.repeat(60_000)}`).data?.['reason'], 'git_failed');
+    assert.equal(reasonOf(`pathspec ${'pathspec '.repeat(60_000)}`), 'git_failed');
     assert.equal(
-      failed("error: pathspec 'x.md' did not match any file(s) known to git").data?.['reason'],
+      reasonOf("error: pathspec 'x.md' did not match any file(s) known to git"),
       'unknown_path',
     );
-    assert.equal(failed('pathspec  did not match').data?.['reason'], 'unknown_path');
-    assert.equal(failed('pathspec x\n did not match').data?.['reason'], 'git_failed');
+    assert.equal(reasonOf('pathspec  did not match'), 'unknown_path');
+    assert.equal(reasonOf('pathspec x\n did not match'), 'git_failed');
   });
 
   it('an Approval section’s box and heading lines read the same, without backtracking', () => {
