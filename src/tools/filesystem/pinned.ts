@@ -88,11 +88,19 @@ export async function pinDir(realDir: string): Promise<PinnedDir> {
 export async function makeFolders(realDir: string): Promise<void> {
   const missing: string[] = [];
   let existing = realDir;
-  while ((await lstatOrNull(existing)) === null) {
+  let found;
+  while ((found = await lstatOrNull(existing)) === null) {
     const up = dirname(existing);
     if (up === existing) break;
     missing.unshift(basename(existing));
     existing = up;
+  }
+  // A file where a folder goes is the call's mistake, not a race: say so.
+  if (found?.isFile() === true) {
+    throw new ToolError(
+      'EXECUTION_FAILED',
+      `${existing} is a file, so no folder can be made inside it; nothing was done`,
+    );
   }
   let dir = await pinDir(existing);
   try {

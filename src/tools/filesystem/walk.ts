@@ -96,6 +96,15 @@ export async function walk(
             `${relative} is a link that belongs to vaultd (its config or a plugin, or the way to one), which no tool may change`,
           );
         }
+        // A name the tools cannot spell (a control character; bytes that are not UTF-8, read as
+        // U+FFFD, so the name read is not the file's) failed as if the agent's path were wrong, or
+        // as a missing folder, after part of the tree was changed.
+        if (options.mode === 'write' && /[\u0000-\u001f\u007f\ufffd]/u.test(d.name)) {
+          throw new ToolError(
+            'EXECUTION_FAILED',
+            `${JSON.stringify(relative)} has a name this tool cannot handle (a control character, or bytes that are not UTF-8); rename or remove it another way`,
+          );
+        }
         // A link is checked as a folder entry, never through its target: removing or moving a
         // link that points out of the roots touches only the link.
         if (type === 'directory' || (options.mode === 'write' && type !== 'symlink')) {
