@@ -6,6 +6,9 @@ import type { VaultAccess } from '../../protocol/types.ts';
 import { isInside } from '../../vault/access.ts';
 import { pinDir } from './pinned.ts';
 
+// eslint-disable-next-line no-control-regex -- control characters are exactly what this finds
+const UNSPELLABLE = /[\u0000-\u001f\u007f\ufffd]/u;
+
 /** One entry met by {@link walk}. */
 export interface WalkEntry {
   /** Absolute real path (the entry itself, not a link's target). */
@@ -99,7 +102,7 @@ export async function walk(
         // A name the tools cannot spell (a control character; bytes that are not UTF-8, read as
         // U+FFFD, so the name read is not the file's) failed as if the agent's path were wrong, or
         // as a missing folder, after part of the tree was changed.
-        if (options.mode === 'write' && /[\u0000-\u001f\u007f\ufffd]/u.test(d.name)) {
+        if (options.mode === 'write' && UNSPELLABLE.test(d.name)) {
           throw new ToolError(
             'EXECUTION_FAILED',
             `${JSON.stringify(relative)} has a name this tool cannot handle (a control character, or bytes that are not UTF-8); rename or remove it another way`,
