@@ -251,7 +251,12 @@ export class ApprovalGate implements Gate {
     if (current.callId !== call.id || current.tool !== call.name) {
       return { ok: false, problem: 'the approval was given for another call' };
     }
-    await requests.setState(current.id, 'consumed');
+    // Consumed once: two claims of one approved request (a copy of the note moved in beside the
+    // claim) both found it approved while the first consumption was written, and the call ran
+    // twice.
+    if (!(await requests.setState(current.id, 'consumed', ['approved']))) {
+      return { ok: false, problem: 'no pending approval for this call (the request is consumed)' };
+    }
     const decision = current.decision;
     const modified = call.argsHash !== current.argsHash;
     if (decision.always && this.#grants !== undefined) {

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { PreviewBasis } from '../protocol/types.ts';
+import { readClaimedName } from '../vault/claim.ts';
 import { Journal, type JournalDamage } from '../vault/journal.ts';
 
 /** The file name of the approval requests inside the state directory. */
@@ -102,6 +103,10 @@ export class ApprovalRequests {
   readonly #damage: JournalDamage | null;
   /** Ids of the requests in state `pending`, kept with every line applied. */
   readonly #pending = new Set<string>();
+  /** Ids of the requests by call id, to find the older ones of a call asked again. */
+  readonly #byCall = new Map<string, Set<string>>();
+  /** The last change in flight per request id: changes of one request are made one at a time. */
+  readonly #changing = new Map<string, Promise<unknown>>();
   #version = 0;
 
   private constructor(journal: Journal<Line>, damage: JournalDamage | null) {
@@ -118,8 +123,10 @@ export class ApprovalRequests {
     const opened = await Journal.open(join(stateDir, REQUESTS_FILE), parseLine);
     const store = new ApprovalRequests(opened.journal, opened.damage);
     for (const line of opened.lines) applyLine(store.#byId, line);
-    for (const request of store.#byId.values())
+    for (const request of store.#byId.values()) {
       if (request.state === 'pending') store.#pending.add(request.id);
+      store.#indexCall(request);
+    }
     if (opened.lines.length > store.#byId.size * 3 + 1000) await store.compact();
     return store;
   }
@@ -197,30 +204,48 @@ export class ApprovalRequests {
     decision: RequestDecision,
     now: Date = new Date(),
   ): Promise<{ ok: true; request: ApprovalRequest } | { ok: false; problem: string }> {
-    const request = this.#byId.get(id);
-    if (request === undefined) return { ok: false, problem: 'no pending approval for this call' };
-    if (request.state === 'pending' && Date.parse(request.expiresAt) <= now.getTime()) {
-      await this.setState(id, 'expired');
-      return { ok: false, problem: 'the approval expired' };
-    }
-    if (request.state !== 'pending') {
-      return {
-        ok: false,
-        problem: `no pending approval for this call (the request is ${request.state})`,
-      };
-    }
-    await this.#append({ t: 'decide', id, decision });
-    return { ok: true, request: this.#byId.get(id) as ApprovalRequest };
+    // One change of a request at a time, its state looked at when its turn comes: two decisions
+    // at once (a reject through the CLI, an approve through the HTTP API) both found it pending
+    // while the first was being written, both were told yes, and the later line won, so a call
+    // ran after its rejection was confirmed.
+    return this.#oneAtATime(id, async () => {
+      const request = this.#byId.get(id);
+      if (request === undefined) return { ok: false, problem: 'no pending approval for this call' };
+      if (request.state === 'pending' && Date.parse(request.expiresAt) <= now.getTime()) {
+        await this.#append({ t: 'state', id, state: 'expired', at: now.toISOString() });
+        return { ok: false, problem: 'the approval expired' };
+      }
+      if (request.state !== 'pending') {
+        return {
+          ok: false,
+          problem: `no pending approval for this call (the request is ${request.state})`,
+        };
+      }
+      await this.#append({ t: 'decide', id, decision });
+      return { ok: true, request: this.#byId.get(id) as ApprovalRequest };
+    });
   }
 
   /**
    * Move a request to another state (consumed once acted on, expired, superseded).
    * @param id the request id.
    * @param state the new state.
+   * @param from the states it may be moved from (any when not given), looked at when its turn
+   *   comes: an approved request is consumed once, however many claims ask at once.
+   * @returns whether it was moved.
    */
-  async setState(id: string, state: RequestState): Promise<void> {
-    if (!this.#byId.has(id)) return;
-    await this.#append({ t: 'state', id, state, at: new Date().toISOString() });
+  async setState(
+    id: string,
+    state: RequestState,
+    from?: readonly RequestState[],
+  ): Promise<boolean> {
+    return this.#oneAtATime(id, async () => {
+      const request = this.#byId.get(id);
+      if (request === undefined) return false;
+      if (from !== undefined && !from.includes(request.state)) return false;
+      await this.#append({ t: 'state', id, state, at: new Date().toISOString() });
+      return true;
+    });
   }
 
   /**
@@ -229,19 +254,53 @@ export class ApprovalRequests {
    * @param note vault-relative path.
    */
   async moved(id: string, note: string): Promise<void> {
-    if (this.#byId.get(id)?.note === note) return;
-    await this.#append({ t: 'note', id, note });
+    await this.#oneAtATime(id, async () => {
+      if (this.#byId.get(id)?.note === note) return;
+      await this.#append({ t: 'note', id, note });
+    });
   }
 
   /**
-   * Mark every pending request past its expiry as expired.
+   * Supersede the approved requests not acted on for the call a new request asks about again: the
+   * same call id and tool, in a note of the same name. A request approved before a crash and left
+   * behind (vaultd asked again, the human rejected that) was taken by a note the agent wrote with
+   * the old request's nonce, and the call ran. (Pending ones stay: a copy of a waiting note, asked
+   * about on its own, must not void the human's decision on the original.)
+   * @param request the new request.
+   * @returns the requests superseded.
+   */
+  async supersedeOlder(request: ApprovalRequest): Promise<ApprovalRequest[]> {
+    const out: ApprovalRequest[] = [];
+    for (const id of this.#byCall.get(request.callId) ?? []) {
+      const other = this.#byId.get(id);
+      if (other === undefined || other.id === request.id || other.tool !== request.tool) continue;
+      if (noteName(other.note) !== noteName(request.note)) continue;
+      if (await this.setState(id, 'superseded', ['approved'])) out.push(other);
+    }
+    return out;
+  }
+
+  /**
+   * Mark every pending request past its expiry as expired, and every approved one not acted on
+   * within its time to wait after it.
    * @param now the current time; defaults to now.
    * @returns the requests that expired now.
    */
   async expireDue(now: Date = new Date()): Promise<ApprovalRequest[]> {
     const due = this.pending().filter((r) => Date.parse(r.expiresAt) <= now.getTime());
-    for (const request of due) await this.setState(request.id, 'expired');
-    return due;
+    // An approval is acted on when its note is next looked at; one left over (a crash between
+    // the decision and the claim, then the call asked again) must not wait for good.
+    for (const request of this.#byId.values()) {
+      if (request.state !== 'approved') continue;
+      const waited = Date.parse(request.expiresAt) - Date.parse(request.requestedAt);
+      if (Date.parse(request.expiresAt) + waited <= now.getTime()) due.push(request);
+    }
+    const expired: ApprovalRequest[] = [];
+    for (const request of due) {
+      if (await this.setState(request.id, 'expired', ['pending', 'approved']))
+        expired.push(request);
+    }
+    return expired;
   }
 
   /** Rewrite the file without requests that reached a final state more than 7 days ago. */
@@ -257,6 +316,9 @@ export class ApprovalRequests {
           request.state !== 'rejected';
         if (final && now - Date.parse(request.expiresAt) > KEEP_FINAL_MS) {
           this.#byId.delete(request.id);
+          const ids = this.#byCall.get(request.callId);
+          ids?.delete(request.id);
+          if (ids?.size === 0) this.#byCall.delete(request.callId);
           continue;
         }
         const { state, decision, ...rest } = request;
@@ -284,10 +346,35 @@ export class ApprovalRequests {
     // fsynced: a decision or a consumption lost in a power cut could let one decision act twice.
     await this.#journal.append(line, true);
     applyLine(this.#byId, line);
-    if (this.#byId.get(line.id)?.state === 'pending') this.#pending.add(line.id);
+    const request = this.#byId.get(line.id);
+    if (request?.state === 'pending') this.#pending.add(line.id);
     else this.#pending.delete(line.id);
+    if (line.t === 'request' && request !== undefined) this.#indexCall(request);
     this.#version++;
   }
+
+  #indexCall(request: ApprovalRequest): void {
+    let ids = this.#byCall.get(request.callId);
+    if (ids === undefined) this.#byCall.set(request.callId, (ids = new Set()));
+    ids.add(request.id);
+  }
+
+  /** Run `change` after the changes of request `id` already under way. */
+  #oneAtATime<T>(id: string, change: () => Promise<T>): Promise<T> {
+    const before = this.#changing.get(id) ?? Promise.resolve();
+    const mine = before.then(change, change);
+    const settled = mine.catch(() => undefined);
+    this.#changing.set(id, settled);
+    void settled.then(() => {
+      if (this.#changing.get(id) === settled) this.#changing.delete(id);
+    });
+    return mine;
+  }
+}
+
+/** A note's file name without the claim tag it may carry in `In_Progress/`. */
+function noteName(note: string): string {
+  return readClaimedName(basename(note)).original;
 }
 
 /**

@@ -318,7 +318,11 @@ function isRequestOf(ctx: PipelineContext, recorded: string, path: string): bool
   if (at === path) return true;
   const folder = dirname(at);
   const name = basename(path);
-  if (folder === ctx.layout.inProgress) return readClaimedName(basename(at)).original === name;
+  if (folder === ctx.layout.inProgress) {
+    // Not while that claim is being worked on: a copy of the note moved into a decision folder
+    // beside it took its approved request too, and the call ran twice.
+    return !ctx.active.has(at) && readClaimedName(basename(at)).original === name;
+  }
   const decisionFolders = [ctx.layout.pending, ctx.layout.approved, ctx.layout.rejected];
   return decisionFolders.includes(folder) && basename(at) === name;
 }

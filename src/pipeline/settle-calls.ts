@@ -14,6 +14,7 @@ import { effectsOf, type Effects } from '../protocol/effects.ts';
 import { hashArguments, hashSchema } from '../protocol/hash-arguments.ts';
 import type { Tool, ToolCall, ToolResult } from '../protocol/types.ts';
 import { callKey, fsyncDirectory, VaultIoError } from '../vault/index.ts';
+import { DuplicateIntentError } from '../vault/ledger.ts';
 import type { FolderKind } from '../vault/watcher.ts';
 import type { PipelineContext } from './context.ts';
 import { makePipelineResult } from './make-result.ts';
@@ -570,15 +571,19 @@ async function waitFor(
   // A call that already waits keeps the preview the human was shown; a new request gets one.
   const preview =
     existing === undefined ? await makePreview(ctx, ask.tool, ask.gateCall.arguments) : undefined;
-  const request =
-    existing ??
-    (await ctx.gate.ask({
+  let request = existing;
+  if (request === undefined) {
+    request = await ctx.gate.ask({
       note: work.key,
       call: ask.gateCall,
       reason: ask.reason,
       preview: preview ?? null,
       schemaHash: hashSchema(ask.tool),
-    }));
+    });
+    // An approval of this call left behind (a crash after the decision, then the call asked
+    // again) is void now: only the new request can let it run.
+    await ctx.gate.requests?.supersedeOlder(request);
+  }
   return {
     kind: 'wait',
     pending: {
@@ -716,6 +721,8 @@ async function runOne(
           argsHash: r.auth.argsHash,
         });
       } catch (failure) {
+        // Not the disk's fault: the call fails, not run (its result says why).
+        if (failure instanceof DuplicateIntentError) throw failure;
         intentFailure =
           failure instanceof VaultIoError
             ? failure

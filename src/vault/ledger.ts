@@ -233,8 +233,20 @@ export class Ledger {
    * fsynced. Run the call only after this resolves.
    * @param intent the call's key, note, id, tool and arguments hash.
    * @throws VaultIoError when the line could not be made durable: then do not run the call.
+   * @throws DuplicateIntentError when the call is running, or ran and may have acted.
    */
   async recordIntent(intent: LedgerIntent): Promise<void> {
+    // Never a second intent for a call running, or one that may have acted: two claims of one
+    // note (a copy moved in beside the claim) both passed their look at the ledger before either
+    // ran. (A call that failed without acting may run again; one a human let run again after it
+    // was cut off was forgotten first.)
+    const entry = this.#entries.get(intent.key);
+    if (
+      this.#inFlight.has(intent.key) ||
+      (entry !== undefined && (entry.status === null || entry.status === 'success' || entry.effect))
+    ) {
+      throw new DuplicateIntentError(intent.key);
+    }
     const line: Line = {
       t: 'intent',
       k: intent.key,
@@ -545,5 +557,15 @@ function parseLine(value: unknown): Line | null {
       return line as Line;
     default:
       return null;
+  }
+}
+
+/** A call's intent recorded again while it runs or after it ran: the call must not run. */
+export class DuplicateIntentError extends Error {
+  readonly code = 'EDUPLICATE';
+  /** @param key the call's ledger key. */
+  constructor(key: string) {
+    super(`the call ${key} is running or ran already, from another copy of this note`);
+    this.name = 'DuplicateIntentError';
   }
 }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { appendFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ApprovalGate } from '../../src/approval/gate.ts';
 import {
   ApprovalRequests,
   readRequests,
@@ -100,6 +101,83 @@ describe('ApprovalRequests', () => {
       due.map((r) => r.id),
       [other.id],
     );
+    await store.close();
+  });
+
+  it('takes one of two decisions made at once, the other told no (review finding)', async () => {
+    // Both found the request pending while the first was being written, both were told yes, and
+    // the later line won: a call ran after its rejection was confirmed (CLI reject, HTTP approve).
+    for (let round = 0; round < 20; round++) {
+      const store = await ApprovalRequests.open(stateDir);
+      const request = await store.create(call);
+      const reject: RequestDecision = { ...approve('cli'), kind: 'reject', reason: 'no' };
+      const [first, second] = await Promise.all([
+        store.decide(request.id, round % 2 === 0 ? reject : approve('http')),
+        store.decide(request.id, round % 2 === 0 ? approve('http') : reject),
+      ]);
+      assert.equal(first.ok, true, `round ${round}`);
+      assert.equal(second.ok, false, `round ${round}`);
+      const told = first.ok ? first.request.state : 'none';
+      assert.equal(store.get(request.id)?.state, told);
+      await store.close();
+      const reopened = await ApprovalRequests.open(stateDir);
+      assert.equal(reopened.get(request.id)?.state, told, 'the file says what was told');
+      await reopened.close();
+    }
+  });
+
+  it('consumes an approved request once however many claims ask at once (review finding)', async () => {
+    const store = await ApprovalRequests.open(stateDir);
+    const gate = new ApprovalGate({ requests: store });
+    const request = await store.create(call);
+    const decided = await store.decide(request.id, approve('http'));
+    assert.ok(decided.ok);
+    const gateCall = {
+      id: 'c1',
+      name: 'send_notification',
+      arguments: call.arguments,
+      argsHash: 'h1',
+      safety: 'dangerous' as const,
+    };
+    const outcomes = await Promise.all([
+      gate.consume(decided.request, gateCall, 'In_Progress/a.md'),
+      gate.consume(decided.request, gateCall, 'Approved/a.md'),
+      gate.consume(decided.request, gateCall, 'Rejected/a.md'),
+    ]);
+    assert.equal(outcomes.filter((o) => o.ok).length, 1);
+    await store.close();
+  });
+
+  it('voids an approval left behind once its call is asked again, and expires one never acted on (review finding)', async () => {
+    // A kill between the decision and the claim left an approved request; the call was asked
+    // again, the human rejected that, and a note the agent wrote with the old nonce ran the call.
+    const store = await ApprovalRequests.open(stateDir);
+    const old = await store.create(call);
+    assert.ok((await store.decide(old.id, approve('http'))).ok);
+    const pendingCopy = await store.create({ ...call, note: 'Needs_Action/a.md' });
+    const again = await store.create({ ...call, note: 'In_Progress/a.vaultd-1a-2b-abcd-0.md' });
+    const superseded = await store.supersedeOlder(again);
+    assert.deepEqual(
+      superseded.map((r) => r.id),
+      [old.id],
+    );
+    assert.equal(store.get(old.id)?.state, 'superseded');
+    assert.equal(store.get(pendingCopy.id)?.state, 'pending', 'a waiting copy keeps its request');
+    // Another call, or the same id in a note of another name, keeps its approval.
+    const other = await store.create({ ...call, note: 'Pending_Approval/b.md' });
+    assert.ok((await store.decide(other.id, approve('http'))).ok);
+    assert.deepEqual(await store.supersedeOlder(again), []);
+    // An approval not acted on within twice its time to wait expires.
+    const now = Date.parse(other.requestedAt);
+    const ids = (list: readonly { id: string }[]) => list.map((r) => r.id).sort();
+    assert.deepEqual(
+      ids(await store.expireDue(new Date(now + 90_000))),
+      ids([pendingCopy, again]),
+      'past its time, a pending request expires; an approved one not yet',
+    );
+    assert.equal(store.get(other.id)?.state, 'approved');
+    assert.deepEqual(ids(await store.expireDue(new Date(now + 130_000))), [other.id]);
+    assert.equal(store.get(other.id)?.state, 'expired');
     await store.close();
   });
 

@@ -5,7 +5,7 @@ import { appendFile, mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'n
 import { tmpdir } from 'node:os';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
-import { callKey, Ledger } from '../../src/vault/ledger.ts';
+import { callKey, DuplicateIntentError, Ledger } from '../../src/vault/ledger.ts';
 
 const intent = (key: string, note = 'In_Progress/a.vaultd-1-2-abcd-0.md') => ({
   key,
@@ -100,6 +100,31 @@ describe('Ledger', () => {
       [],
       'no temp file left',
     );
+  });
+
+  it('refuses a second intent for a call running or that may have acted (review finding)', async () => {
+    // Two claims of one approved note (a copy moved in beside the claim) both passed their look
+    // at the ledger before either ran, and both intents were taken: the call ran twice.
+    const ledger = await Ledger.open(dir);
+    try {
+      const [first, second] = await Promise.allSettled([
+        ledger.recordIntent(intent('id:c1:h', 'In_Progress/a.md')),
+        ledger.recordIntent(intent('id:c1:h', 'In_Progress/a-1.md')),
+      ]);
+      assert.equal(first.status, 'fulfilled');
+      assert.equal(second.status, 'rejected');
+      assert.ok((second as PromiseRejectedResult).reason instanceof DuplicateIntentError);
+      // Failed without acting: it may run again; a success may not.
+      await ledger.recordDone('id:c1:h', 'error', false, { failed: true });
+      await ledger.recordIntent(intent('id:c1:h', 'In_Progress/a.md'));
+      await ledger.recordDone('id:c1:h', 'success', true, { ok: true });
+      await assert.rejects(
+        ledger.recordIntent(intent('id:c1:h', 'In_Progress/a.md')),
+        DuplicateIntentError,
+      );
+    } finally {
+      await ledger.close();
+    }
   });
 
   it('keeps a large result when its own file cannot be written (review finding)', async () => {
