@@ -17,7 +17,7 @@ export async function replayResult(
   ctx: PipelineContext,
   key: string,
   history: LedgerEntry,
-  found: FoundCall,
+  found: Pick<FoundCall, 'id' | 'name'>,
 ): Promise<ToolResult> {
   const where = history.writtenTo ?? history.note;
   const recorded = await ctx.ledger.result(key);

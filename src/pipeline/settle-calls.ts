@@ -260,6 +260,8 @@ export async function settleCalls(ctx: PipelineContext, work: NoteWork): Promise
     (synced ??= fsyncDirectory(ctx.layout.inProgress).then(() =>
       work.from === 'in_progress' ? undefined : fsyncDirectory(folderOf(ctx, work.from)),
     ));
+  // Keys of calls another copy of the note runs (see runOne): not this note's to mark written.
+  const notOurs = new Set<string>();
   // At most as many of the note's calls are handed to the executor as it runs at once: each call
   // waiting there holds a logger, a signal and a chain of promises, and a note may hold 60,000.
   const ran: (Ordered | null)[] = new Array<Ordered | null>(runnable.length).fill(null);
@@ -268,7 +270,7 @@ export async function settleCalls(ctx: PipelineContext, work: NoteWork): Promise
     while (next < runnable.length) {
       const i = next++;
       await yieldWhenSpent();
-      ran[i] = await runOne(ctx, work, runnable[i] as Runnable, durable).catch(
+      ran[i] = await runOne(ctx, work, runnable[i] as Runnable, durable, notOurs).catch(
         (failure: unknown) => {
           if (failure instanceof VaultIoError) {
             deferred ??= failure;
@@ -289,7 +291,7 @@ export async function settleCalls(ctx: PipelineContext, work: NoteWork): Promise
     await yieldAtItem(i);
     ranArguments.set(r.call.id, r.call.arguments);
     if (!r.effects.readOnly) sideEffects = true;
-    if (r.key !== null) ledgerKeys.add(r.key);
+    if (r.key !== null && !notOurs.has(r.key)) ledgerKeys.add(r.key);
   }
   // No secret of the config ever reaches a note, the log or the event stream through a result.
   for (const [i, item] of results.entries()) {
@@ -694,6 +696,7 @@ async function runOne(
   work: NoteWork,
   r: Runnable,
   durable: () => Promise<void>,
+  notOurs: Set<string>,
 ): Promise<Ordered> {
   const { call, key } = r;
   ctx.bus.emit('tool.call', {
@@ -703,6 +706,7 @@ async function runOne(
     arguments: call.arguments,
   });
   let intentFailure: VaultIoError | undefined;
+  let duplicate = false;
   const result = await ctx.executor.execute(call, {
     authorization: r.auth,
     // The note's own name: Obsidian finds it by name in whatever folder it ends up.
@@ -721,8 +725,9 @@ async function runOne(
           argsHash: r.auth.argsHash,
         });
       } catch (failure) {
-        // Not the disk's fault: the call fails, not run (its result says why).
-        if (failure instanceof DuplicateIntentError) throw failure;
+        // Not the disk's fault: another copy of the note runs or ran the call (below).
+        if (failure instanceof DuplicateIntentError) duplicate = true;
+        if (duplicate) throw failure;
         intentFailure =
           failure instanceof VaultIoError
             ? failure
@@ -735,6 +740,18 @@ async function runOne(
   });
   // The call never started: the note waits for the disk (or whatever failed) instead of failing.
   if (intentFailure !== undefined) throw intentFailure;
+  if (duplicate && key !== null) {
+    // Another copy of the note runs the call (both passed their look at the ledger before either
+    // recorded its intent): this one waits for it and gets its result, as a replay. The ledger's
+    // entry is that copy's: this one neither records an outcome nor marks it written.
+    notOurs.add(key);
+    await ctx.ledger.settled(key);
+    const history = ctx.ledger.lookup(key);
+    if (history !== undefined && history.status !== null) {
+      return { order: r.order, result: await replayResult(ctx, key, history, call) };
+    }
+    return { order: r.order, result };
+  }
   if (key !== null && result.status !== 'interrupted') {
     // Kept until the note is written back: a crash in between then yields this result.
     await ctx.ledger.recordDone(key, result.status, mayHaveTakenEffect(result), result);

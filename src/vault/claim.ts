@@ -129,8 +129,11 @@ export async function claimNote(
 
 /**
  * Claim a note whose name is too long to carry the claim tag (over about 225 bytes: 75 Chinese
- * characters): moved into `In_Progress/` under its own name, without overwriting a note there
- * (a taken name gets a number), so it keeps its name in the folder it goes to next. Without the
+ * characters): moved into `In_Progress/` under its own name, without overwriting a note there,
+ * so it keeps its name in the folder it goes to next. While a note of that name is there it is
+ * not claimed (null, as for a note taken by another process; the next scan looks again): a
+ * numbered name made the name its calls are keyed by another one, and after a crash the calls of
+ * a re-saved note, cut off ones included, ran again. Without the
  * tag the name does not tell which process claimed it, which only matters when two vaultd
  * processes work on one vault at once, and the vault's lock keeps that from happening. A claim
  * under a tagged name failed with ENAMETOOLONG: the note stayed in the inbox, never run and
@@ -142,15 +145,15 @@ async function claimUntagged(
   held?: Set<string>,
 ): Promise<string | null> {
   const expected = join(layout.inProgress, basename(src));
+  // Held: a note of that name is being worked on (and this claim must not drop its hold).
+  if (held?.has(expected) === true) return null;
   held?.add(expected);
   try {
     const moved = await moveNoOverwrite(src, layout.inProgress, basename(src), {
       vault: layout.root,
+      exact: true,
     });
-    if (moved !== expected) {
-      held?.delete(expected);
-      if (moved !== null) held?.add(moved);
-    }
+    if (moved === null) held?.delete(expected);
     return moved;
   } catch (error) {
     held?.delete(expected);

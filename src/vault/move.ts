@@ -22,6 +22,11 @@ export interface MoveOptions {
    * nothing moves when it is not. Every move into a folder an agent can replace passes it.
    */
   vault?: string;
+  /**
+   * Only the name itself, never a numbered one: when it is taken nothing moves and the move
+   * answers null, as for a file that vanished.
+   */
+  exact?: boolean;
 }
 
 // link() fails with these where the file system has no hard links (FAT, exFAT, some FUSE and
@@ -137,6 +142,7 @@ export async function moveNoOverwrite(
       if (options.fsync === true) await syncBoth(src, dest);
       return dest;
     }
+    if (options.exact === true) return null;
   }
 }
 
@@ -194,7 +200,10 @@ async function moveByRename(
   for (let attempt = firstAttempt; ; attempt += 1) {
     const dest = join(destDir, suffixedName(name, attempt));
     const moved = await renameIfFree(src, dest, () => exists(dest));
-    if (moved === 'taken') continue;
+    if (moved === 'taken') {
+      if (options.exact === true) return null;
+      continue;
+    }
     if (moved === 'exdev') return moveByCopy(src, dest, destDir, name, attempt, options);
     if (moved !== null && options.fsync === true) await syncBoth(src, dest);
     return moved;
@@ -241,8 +250,10 @@ async function moveByCopy(
   try {
     await copyFile(src, dest, constants.COPYFILE_EXCL);
   } catch (error) {
-    if (errnoCode(error) === 'EEXIST')
+    if (errnoCode(error) === 'EEXIST') {
+      if (options.exact === true) return null;
       return moveByRename(src, destDir, name, attempt + 1, options);
+    }
     if (isVanished(error) && !(await exists(src))) return null;
     throw toVaultIoError('copy', src, error);
   }

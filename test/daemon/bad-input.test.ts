@@ -141,6 +141,28 @@ describe('vaultd run with hostile input: clear errors, nothing lost, daemon stay
     assert.match(done, /is not closed, so its call did not run/);
   });
 
+  it('runs a call two notes carry at once once, each note getting its result (review finding)', async () => {
+    // Both copies passed their look at the ledger before either recorded its intent; the second
+    // copy's refused intent was then recorded as the call's outcome, "failed before acting", under
+    // the key the first copy was running, and after a kill the cut-off call ran again.
+    const block = callBlock('side_effect', { label: 'twice-dropped', ms: 400 }, 'pay-42');
+    await Promise.all([
+      vault.drop('copy-a.md', note('Copy A', block)),
+      vault.drop('copy-b.md', note('Copy B', block)),
+    ]);
+    await inFolder('copy-a.md', 'Done');
+    await inFolder('copy-b.md', 'Done');
+    // A third copy, later, is answered from the ledger: the run was recorded as a success.
+    await vault.drop('copy-c.md', note('Copy C', block));
+    await inFolder('copy-c.md', 'Done');
+    const log = await readFile(sideLog, 'utf8');
+    assert.equal(log.match(/start twice-dropped/g)?.length, 1, log);
+    for (const name of ['copy-a.md', 'copy-b.md', 'copy-c.md']) {
+      const [result] = resultsOf(await readFile(join(vault.root, 'Done', name), 'utf8'));
+      assert.equal(result?.status, 'success', name);
+    }
+  });
+
   it('holds a note an agent put straight into In_Progress/ to max_calls_per_note', async () => {
     // Red-team replay: the cap was skipped for notes resumed from In_Progress/ (taken to be notes
     // vaultd claimed itself, under the cap), so 135,000 calls written there all ran.

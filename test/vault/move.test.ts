@@ -278,6 +278,24 @@ describe('moveClaimed', () => {
 });
 
 describe('claimNote', () => {
+  it('leaves a long-named note in the inbox while a note of its name is in In_Progress (review finding)', async () => {
+    // It was claimed under a numbered name, its calls then keyed by that name: after a crash,
+    // the calls of a re-saved note, cut off ones included, ran again.
+    const layout = resolveLayout({ vault: root, folders: CONFIG_DEFAULTS.folders });
+    await ensureLayout(layout);
+    const long = `${'説'.repeat(80)}.md`; // too long for the claim tag
+    await writeFile(join(layout.inProgress, long), 'the first, cut off by a kill');
+    await writeFile(join(layout.inbox, long), 'saved again');
+    const held = new Set([join(layout.inProgress, long)]);
+    assert.equal(await claimNote(join(layout.inbox, long), layout, held), null);
+    assert.deepEqual([...held], [join(layout.inProgress, long)], 'the other job keeps its hold');
+    assert.equal(await claimNote(join(layout.inbox, long), layout, new Set()), null);
+    assert.deepEqual(await readdir(layout.inProgress), [long]);
+    assert.equal(await readFile(join(layout.inbox, long), 'utf8'), 'saved again');
+    await rm(join(layout.inProgress, long));
+    assert.equal(await claimNote(join(layout.inbox, long), layout), join(layout.inProgress, long));
+  });
+
   it('moves a note from the inbox into In_Progress', async () => {
     const layout = resolveLayout({ vault: root, folders: CONFIG_DEFAULTS.folders });
     await ensureLayout(layout);
