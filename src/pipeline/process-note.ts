@@ -647,6 +647,11 @@ async function finish(
     pending: ctx.layout.pending,
     rejected: ctx.layout.rejected,
   }[target];
+  // The results are in the note: the ledger is told before the move, where the note is going (a
+  // kill between the move and this left the entries unwritten for good, and a later note of the
+  // same name had its calls replayed for ever instead of run). Told again if the name differs.
+  const planned = noteKey(ctx, join(dir, note.name));
+  if (keys.length > 0) await ctx.ledger.markWritten(keys, planned);
   const moved = await moveClaimed(note.path, dir, note.name, ctx.layout.root);
   if (moved === null) {
     ctx.logger.error({ note: note.key }, 'note vanished from In_Progress before it could be moved');
@@ -654,7 +659,7 @@ async function finish(
     return;
   }
   const to = noteKey(ctx, moved);
-  if (keys.length > 0) await ctx.ledger.markWritten(keys, to);
+  if (keys.length > 0 && to !== planned) await ctx.ledger.markWritten(keys, to);
   await report(ctx, to, logged);
   const requests = ctx.gate.requests;
   for (const p of pending) if (p.nonce !== undefined) await requests?.moved(p.nonce, to);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { readFile, unlink } from 'node:fs/promises';
+import { readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import {
@@ -12,6 +12,9 @@ import {
   type TempVault,
 } from '../helpers/vault.ts';
 import { waitFor } from '../helpers/wait-for.ts';
+import { appendResults, parseNote } from '../../src/note/index.ts';
+import { makePipelineResult } from '../../src/pipeline/make-result.ts';
+import { callKey, Ledger } from '../../src/vault/ledger.ts';
 
 /**
  * Start a daemon, drop `name` with a quick call and a slow one, and kill -9 the daemon once the
@@ -127,6 +130,55 @@ describe('kill -9 between a finished call and the write-back', () => {
       }
     } finally {
       await long.cleanup();
+    }
+  });
+
+  it('marks the ledger entry written when the kill came after the write-back, before the ledger heard (review finding)', async () => {
+    // On resume the note already had its results, so its calls were skipped and the entry stayed
+    // unwritten for good: it never expired, and a later note of the same name had the call
+    // replayed for ever instead of run (the replay window of calls without an id).
+    const { vault: v, daemon } = await startPluginDaemon();
+    try {
+      assert.equal(await daemon.stop(), 0);
+      const text = note('Daily', callBlock('side_effect', { label: 'daily' }));
+      const [call] = parseNote(text).calls;
+      assert.ok(call !== undefined);
+      const key = callKey({ id: call.id, explicitId: false, argsHash: '' }, 'daily.md');
+      const ledger = await Ledger.open(join(v.root, '.vaultd'));
+      await ledger.recordIntent({
+        key,
+        note: 'In_Progress/daily.md',
+        callId: call.id,
+        tool: 'side_effect',
+        argsHash: 'h',
+      });
+      const result = makePipelineResult({
+        id: call.id,
+        name: 'side_effect',
+        status: 'error',
+        code: 'EXECUTION_FAILED',
+        message: 'recorded before the kill',
+      });
+      await ledger.recordDone(key, 'success', true, result);
+      await ledger.close();
+      await writeFile(
+        join(v.root, 'In_Progress', 'daily.md'),
+        appendResults(text, [{ ...result, success: true, status: 'success', error: null }]),
+      );
+      const again = startCli(['run', '--config', v.configPath]);
+      try {
+        await again.ready();
+        await waitFor(async () => (await v.whereIs('daily.md')) === 'Done');
+        await waitFor(async () =>
+          (await readFile(join(v.root, '.vaultd', 'ledger.jsonl'), 'utf8')).includes(
+            `"t":"written","k":${JSON.stringify(key)}`,
+          ),
+        );
+      } finally {
+        assert.equal(await again.stop(), 0);
+      }
+    } finally {
+      await v.cleanup();
     }
   });
 });
