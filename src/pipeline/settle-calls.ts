@@ -110,23 +110,23 @@ export async function settleCalls(ctx: PipelineContext, work: NoteWork): Promise
       results.push({ order: block.start.offset, result: invalidBlockResult(block) });
   }
 
+  if (work.from === 'in_progress') {
+    // A note resumed after a kill that came once its results were written back, before the
+    // ledger was told: its entries are marked written now, or they stayed unwritten for good (a
+    // later note of the same name had its calls replayed for ever instead of run).
+    for (const entry of ctx.ledger.entries()) {
+      if (entry.note !== work.key || entry.status === null || entry.written) continue;
+      if (parsed.results.has(entry.callId)) ledgerKeys.add(entry.key);
+    }
+  }
+
   for (const found of parsed.calls) {
     await yieldWhenSpent();
     const order = found.start.offset;
     // An answered call is skipped before its check, which reads the file system for its path
     // parameters: a note of thousands of answered calls is looked at again and again.
     const previous = parsed.results.get(found.id);
-    if (previous !== undefined && !mayRunAgain(previous, found.arguments)) {
-      // A note resumed after a kill that came once its results were written back, before the
-      // ledger was told: the entry is marked written now, or it stayed unwritten for good and a
-      // later note of the same name had the call replayed for ever instead of run.
-      if (work.from === 'in_progress' && !found.explicitId) {
-        const key = callKey({ id: found.id, explicitId: false, argsHash: '' }, work.name);
-        const entry = ctx.ledger.lookup(key);
-        if (entry !== undefined && entry.status !== null && !entry.written) ledgerKeys.add(key);
-      }
-      continue;
-    }
+    if (previous !== undefined && !mayRunAgain(previous, found.arguments)) continue;
     const checked = ctx.executor.check({
       id: found.id,
       name: found.name,

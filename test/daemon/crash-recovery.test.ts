@@ -137,43 +137,55 @@ describe('kill -9 between a finished call and the write-back', () => {
     // On resume the note already had its results, so its calls were skipped and the entry stayed
     // unwritten for good: it never expired, and a later note of the same name had the call
     // replayed for ever instead of run (the replay window of calls without an id).
-    const { vault: v, daemon } = await startPluginDaemon();
+    const { vault: v, daemon, sideLog } = await startPluginDaemon();
     try {
       assert.equal(await daemon.stop(), 0);
-      const text = note('Daily', callBlock('side_effect', { label: 'daily' }));
-      const [call] = parseNote(text).calls;
-      assert.ok(call !== undefined);
-      const key = callKey({ id: call.id, explicitId: false, argsHash: '' }, 'daily.md');
-      const ledger = await Ledger.open(join(v.root, '.vaultd'));
-      await ledger.recordIntent({
-        key,
-        note: 'In_Progress/daily.md',
-        callId: call.id,
-        tool: 'side_effect',
-        argsHash: 'h',
-      });
-      const result = makePipelineResult({
-        id: call.id,
-        name: 'side_effect',
-        status: 'error',
-        code: 'EXECUTION_FAILED',
-        message: 'recorded before the kill',
-      });
-      await ledger.recordDone(key, 'success', true, result);
-      await ledger.close();
-      await writeFile(
-        join(v.root, 'In_Progress', 'daily.md'),
-        appendResults(text, [{ ...result, success: true, status: 'success', error: null }]),
+      // A call whose id vaultd derives, and one with the agent's own id.
+      const text = note(
+        'Daily',
+        callBlock('side_effect', { label: 'daily' }),
+        callBlock('side_effect', { label: 'paid' }, 'pay-7'),
       );
+      const calls = parseNote(text).calls;
+      assert.equal(calls.length, 2);
+      const ledger = await Ledger.open(join(v.root, '.vaultd'));
+      const keys: string[] = [];
+      const results = [];
+      for (const call of calls) {
+        const key = callKey(
+          { id: call.id, explicitId: call.explicitId, argsHash: 'h' },
+          'daily.md',
+        );
+        keys.push(key);
+        await ledger.recordIntent({
+          key,
+          note: 'In_Progress/daily.md',
+          callId: call.id,
+          tool: 'side_effect',
+          argsHash: 'h',
+        });
+        const failed = makePipelineResult({
+          id: call.id,
+          name: 'side_effect',
+          status: 'error',
+          code: 'EXECUTION_FAILED',
+          message: 'recorded before the kill',
+        });
+        const result = { ...failed, success: true, status: 'success' as const, error: null };
+        await ledger.recordDone(key, 'success', true, result);
+        results.push(result);
+      }
+      await ledger.close();
+      await writeFile(join(v.root, 'In_Progress', 'daily.md'), appendResults(text, results));
       const again = startCli(['run', '--config', v.configPath]);
       try {
         await again.ready();
         await waitFor(async () => (await v.whereIs('daily.md')) === 'Done');
-        await waitFor(async () =>
-          (await readFile(join(v.root, '.vaultd', 'ledger.jsonl'), 'utf8')).includes(
-            `"t":"written","k":${JSON.stringify(key)}`,
-          ),
-        );
+        await waitFor(async () => {
+          const lines = await readFile(join(v.root, '.vaultd', 'ledger.jsonl'), 'utf8');
+          return keys.every((key) => lines.includes(`"t":"written","k":${JSON.stringify(key)}`));
+        });
+        assert.equal(existsSync(sideLog), false, 'nothing ran again');
       } finally {
         assert.equal(await again.stop(), 0);
       }
