@@ -1,5 +1,5 @@
 import type { ApiDecision, ApprovalsBackend, ApprovalView } from '../observe/approvals-api.ts';
-import { compileGrant } from './grants.ts';
+import { compileGrant, grantToolName } from './grants.ts';
 import type { ApprovalGate } from './gate.ts';
 import type { ApprovalRequest } from './requests.ts';
 
@@ -27,7 +27,8 @@ export function approvalsBackend(
         const compiled = compileGrant(input.scope);
         if (typeof compiled === 'string')
           return { ok: false, status: 400, message: `scope: ${compiled}` };
-        if (!input.scope.trim().startsWith(request.tool))
+        // The tool itself, not a name it begins (`send_notification_all` on a send_notification)
+        if (grantToolName(input.scope) !== request.tool)
           return { ok: false, status: 400, message: `scope does not name ${request.tool}` };
       }
       const outcome = await gate.decide(id, {

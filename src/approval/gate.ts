@@ -90,6 +90,10 @@ export class ApprovalGate implements Gate {
   #expireAfterMs: number;
   readonly #issued = new WeakSet<Authorization>();
   readonly #redeemed = new WeakSet<Authorization>();
+  /** The call each permission was issued for, and the policy generation then. */
+  readonly #issuedFor = new WeakMap<Authorization, { call: GateCall; generation: number }>();
+  /** Counts policy reloads: a permission issued before one is checked against deny rules again. */
+  #generation = 0;
 
   /** @param options policy, grants, requests and expiry; without them only policy-free defaults apply. */
   constructor(options: ApprovalGateOptions = {}) {
@@ -115,6 +119,7 @@ export class ApprovalGate implements Gate {
    */
   setPolicy(policy: CompiledPolicy): void {
     this.#policy = policy;
+    this.#generation++;
   }
 
   /**
@@ -290,6 +295,17 @@ export class ApprovalGate implements Gate {
     if (!this.#issued.has(auth) || this.#redeemed.has(auth)) return false;
     if (auth.callId !== call.id || auth.tool !== call.name || auth.argsHash !== call.argsHash)
       return false;
+    // A policy reloaded since the permission was issued (SIGHUP) is asked again: a call allowed,
+    // granted or approved before a new deny rule, still queued for a slot, ran after the
+    // operator forbade it. Deny rules only: an approval stays an approval.
+    const issued = this.#issuedFor.get(auth);
+    if (
+      issued !== undefined &&
+      issued.generation !== this.#generation &&
+      evaluatePolicy(this.#policy, issued.call).verdict === 'deny'
+    ) {
+      return false;
+    }
     this.#redeemed.add(auth);
     return true;
   }
@@ -314,6 +330,7 @@ export class ApprovalGate implements Gate {
       ...(call.effects === undefined ? {} : { effects: call.effects }),
     });
     this.#issued.add(auth);
+    this.#issuedFor.set(auth, { call, generation: this.#generation });
     return auth;
   }
 

@@ -229,6 +229,14 @@ export function compileGrant(rule: string): CompiledRule | string {
   return compiled ?? 'the rule is empty';
 }
 
+/**
+ * The tool a grant's rule names: `write_file(path:Notes/*)` → `write_file`.
+ * @param rule the rule as written.
+ */
+export function grantToolName(rule: string): string {
+  return toolOf(rule);
+}
+
 function toolOf(rule: string): string {
   const open = rule.indexOf('(');
   return (open === -1 ? rule : rule.slice(0, open)).trim();

@@ -27,6 +27,7 @@ export {
 } from './decide.ts';
 export {
   compileGrant,
+  grantToolName,
   GrantStore,
   GrantsFileError,
   GRANTS_FILE,

@@ -264,7 +264,7 @@ export class Executor {
         status: 'rejected',
         error: makeError(
           'PERMISSION_DENIED',
-          `no valid permission for this ${tool.name} call with these parameters; it was not run`,
+          `no valid permission for this ${tool.name} call with these parameters (or the policy, reloaded since it was allowed, now denies it); it was not run`,
         ),
       });
     }

@@ -23,6 +23,7 @@ it('exports exactly the documented runtime surface of src/approval', () => {
     'compilePolicy',
     'decideCall',
     'evaluatePolicy',
+    'grantToolName',
     'isExpired',
     'isModified',
     'matchesAllowedTools',

@@ -150,6 +150,17 @@ describe('vaultd approve|reject NOTE with calls already decided', { timeout: 120
     assert.equal(approved.code, 2, approved.stdout + approved.stderr);
     assert.match(approved.stderr, /does not name side_effect/);
     assert.deepEqual(await waitingDecisions(), []);
+    // A tool whose name only begins with the call's is another tool (review finding: the check
+    // compared the start of the scope).
+    const longer = await runCli([
+      'approve',
+      join(vault.root, 'Pending_Approval', 'm.md'),
+      '--scope',
+      'danger_zone_twin(target:t*)',
+    ]);
+    assert.equal(longer.code, 2, longer.stdout + longer.stderr);
+    assert.match(longer.stderr, /does not name danger_zone/);
+    assert.deepEqual(await waitingDecisions(), []);
   });
 
   it('--scope without --always approves and stores the scoped grant, as the HTTP API does', async () => {

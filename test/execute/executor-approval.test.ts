@@ -166,6 +166,36 @@ describe('Executor and the approval gate', () => {
     assert.equal(runs.length, 1);
   });
 
+  it('checks a permission issued before a policy reload against the new deny rules (review finding)', async () => {
+    // A call allowed (or approved) before a SIGHUP that added a deny rule, still queued for a
+    // slot, ran after the operator forbade it.
+    const { registry, runs } = notifier();
+    const { gate, auth, cleanup } = await approvedByHuman();
+    try {
+      const executor = new Executor(registry, { gate });
+      gate.setPolicy(compilePolicy({ deny: ['send_notification(recipient:*@example.com)'] }));
+      const denied = await executor.execute(call, { authorization: auth });
+      assert.equal(denied.error?.code, 'PERMISSION_DENIED');
+      assert.match(denied.error?.message ?? '', /reloaded since it was allowed/);
+      assert.equal(runs.length, 0);
+    } finally {
+      await cleanup();
+    }
+    // A reload that denies something else leaves the permission as it was.
+    const other = await approvedByHuman();
+    try {
+      const executor = new Executor(registry, { gate: other.gate });
+      other.gate.setPolicy(
+        compilePolicy({ deny: ['send_notification(recipient:*@evil.example)'] }),
+      );
+      const ran = await executor.execute(call, { authorization: other.auth });
+      assert.equal(ran.status, 'success');
+      assert.equal(runs.length, 1);
+    } finally {
+      await other.cleanup();
+    }
+  });
+
   it('does not ask about a call whose own arguments are invalid', async () => {
     const { registry, runs } = notifier();
     const result = await new Executor(registry).execute({

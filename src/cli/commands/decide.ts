@@ -4,6 +4,7 @@ import { userInfo } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import {
   compileGrant,
+  grantToolName,
   readRequests,
   REQUEST_ID_PATTERN,
   type ApprovalRequest,
@@ -73,7 +74,7 @@ export async function runDecision(
   }
   // Every check before the first decision is handed over: a usage error decides nothing.
   for (const request of chosen.open) {
-    if (options.scope !== undefined && !options.scope.trim().startsWith(request.tool)) {
+    if (options.scope !== undefined && grantToolName(options.scope) !== request.tool) {
       process.stderr.write(
         `vaultd: --scope ${JSON.stringify(options.scope)} does not name ${request.tool}\n`,
       );
