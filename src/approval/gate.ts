@@ -88,10 +88,9 @@ export class ApprovalGate implements Gate {
   readonly #grants: GrantStore | undefined;
   readonly #requests: ApprovalRequests | undefined;
   #expireAfterMs: number;
-  readonly #issued = new WeakSet<Authorization>();
   readonly #redeemed = new WeakSet<Authorization>();
-  /** The call each permission was issued for, and the policy generation then. */
-  readonly #issuedFor = new WeakMap<Authorization, { call: GateCall; generation: number }>();
+  /** The permissions this gate issued: the call each was for, and the policy generation then. */
+  readonly #issued = new WeakMap<Authorization, { call: GateCall; generation: number }>();
   /** Counts policy reloads: a permission issued before one is checked against deny rules again. */
   #generation = 0;
 
@@ -292,15 +291,14 @@ export class ApprovalGate implements Gate {
    * @param call the call about to run.
    */
   redeem(auth: Authorization, call: { id: string; name: string; argsHash: string }): boolean {
-    if (!this.#issued.has(auth) || this.#redeemed.has(auth)) return false;
+    const issued = this.#issued.get(auth);
+    if (issued === undefined || this.#redeemed.has(auth)) return false;
     if (auth.callId !== call.id || auth.tool !== call.name || auth.argsHash !== call.argsHash)
       return false;
     // A policy reloaded since the permission was issued (SIGHUP) is asked again: a call allowed,
     // granted or approved before a new deny rule, still queued for a slot, ran after the
     // operator forbade it. Deny rules only: an approval stays an approval.
-    const issued = this.#issuedFor.get(auth);
     if (
-      issued !== undefined &&
       issued.generation !== this.#generation &&
       evaluatePolicy(this.#policy, issued.call).verdict === 'deny'
     ) {
@@ -329,8 +327,7 @@ export class ApprovalGate implements Gate {
       rule,
       ...(call.effects === undefined ? {} : { effects: call.effects }),
     });
-    this.#issued.add(auth);
-    this.#issuedFor.set(auth, { call, generation: this.#generation });
+    this.#issued.set(auth, { call, generation: this.#generation });
     return auth;
   }
 

@@ -137,7 +137,7 @@ export class GrantStore {
     return this.#write(() => {
       const grant: Grant = Object.freeze({
         rule: compiled.source,
-        tool: toolOf(compiled.source),
+        tool: grantToolName(compiled.source),
         granted_at: (options.now ?? new Date()).toISOString(),
         by: options.by,
         channel: options.channel ?? 'tick',
@@ -234,10 +234,6 @@ export function compileGrant(rule: string): CompiledRule | string {
  * @param rule the rule as written.
  */
 export function grantToolName(rule: string): string {
-  return toolOf(rule);
-}
-
-function toolOf(rule: string): string {
   const open = rule.indexOf('(');
   return (open === -1 ? rule : rule.slice(0, open)).trim();
 }
@@ -285,7 +281,7 @@ function parseGrants(text: string): Loaded[] | string {
       compiled,
       grant: Object.freeze({
         rule: compiled.source,
-        tool: toolOf(compiled.source),
+        tool: grantToolName(compiled.source),
         granted_at: text('granted_at', ''),
         by: text('by', 'unknown'),
         channel: text('channel', 'tick'),

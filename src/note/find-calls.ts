@@ -149,24 +149,8 @@ class BlockScanner {
         const id = this.#idOf(call);
         if (id !== null) {
           const argsHash = hashArguments(call.args);
-          this.invalid.push({
-            id,
-            name: call.name,
-            code: 'INVALID_CALL',
-            message,
-            unclosed: true,
-            argsHash,
-            start,
-            end,
-          });
-          this.diagnostics.push({
-            severity: 'error',
-            code: 'INVALID_CALL',
-            message,
-            start,
-            end,
-            callId: id,
-          });
+          const block = { id, name: call.name, code: 'INVALID_CALL' as const, message };
+          this.#pushInvalid({ ...block, unclosed: true, argsHash, start, end }, start);
           return;
         }
       }
@@ -267,7 +251,13 @@ class BlockScanner {
     } else {
       id = deriveBlockId(raw, occurrence);
     }
-    this.invalid.push({ id, name, code, message, unclosed, start, end });
+    this.#pushInvalid({ id, name, code, message, unclosed, start, end }, at);
+  }
+
+  /** Record an invalid block and its error, placed at `at`. */
+  #pushInvalid(block: InvalidBlock, at: InvalidBlock['start']): void {
+    this.invalid.push(block);
+    const { code, message, end, id } = block;
     this.diagnostics.push({ severity: 'error', code, message, start: at, end, callId: id });
   }
 

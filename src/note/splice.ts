@@ -153,11 +153,8 @@ export function replaceSection(
   markers?: readonly string[],
 ): string {
   const name = heading.replace(/^#+[ \t]*/, '').trim();
-  const named =
-    markers === undefined
-      ? text.includes(name)
-      : new RegExp(name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i').test(text);
-  if (body === null && !named) return text;
+  // Nothing to remove where no text a section of vaultd's holds is in the note.
+  if (body === null && !(markers ?? [name]).some((m) => text.includes(m))) return text;
   const eol = detectLineEnding(text);
   const structure = readStructure(text);
   const ours =

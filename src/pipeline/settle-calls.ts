@@ -18,6 +18,7 @@ import { DuplicateIntentError } from '../vault/ledger.ts';
 import type { FolderKind } from '../vault/watcher.ts';
 import type { PipelineContext } from './context.ts';
 import { makePipelineResult } from './make-result.ts';
+import { ledgerKeysOf } from './note-ledger.ts';
 import { changedBasis, makePreview } from './preview.ts';
 import { replayResult } from './replay.ts';
 import { yieldAtItem, yieldWhenSpent } from '../protocol/slice.ts';
@@ -112,11 +113,13 @@ export async function settleCalls(ctx: PipelineContext, work: NoteWork): Promise
 
   if (work.from === 'in_progress') {
     // A note resumed after a kill that came once its results were written back, before the
-    // ledger was told: its entries are marked written now, or they stayed unwritten for good (a
-    // later note of the same name had its calls replayed for ever instead of run).
-    for (const entry of ctx.ledger.entries()) {
-      if (entry.note !== work.key || entry.status === null || entry.written) continue;
-      if (parsed.results.has(entry.callId)) ledgerKeys.add(entry.key);
+    // ledger was told: the entries of its answered calls are marked written now, or they stayed
+    // unwritten for good (a later note of the same name had its calls replayed for ever instead
+    // of run). Looked up by call, not by a pass over the whole ledger for each resumed note.
+    const answered = parsed.calls.filter((c) => parsed.results.has(c.id));
+    for (const key of await ledgerKeysOf(ctx, answered, work.name)) {
+      const entry = ctx.ledger.lookup(key);
+      if (entry !== undefined && entry.status !== null && !entry.written) ledgerKeys.add(key);
     }
   }
 
@@ -735,9 +738,11 @@ async function runOne(
           argsHash: r.auth.argsHash,
         });
       } catch (failure) {
-        // Not the disk's fault: another copy of the note runs or ran the call (below).
-        if (failure instanceof DuplicateIntentError) duplicate = true;
-        if (duplicate) throw failure;
+        if (failure instanceof DuplicateIntentError) {
+          // Not the disk's fault: another copy of the note runs or ran the call (below).
+          duplicate = true;
+          throw failure;
+        }
         intentFailure =
           failure instanceof VaultIoError
             ? failure

@@ -15,6 +15,7 @@ import { waitFor } from '../helpers/wait-for.ts';
 import { appendResults, parseNote } from '../../src/note/index.ts';
 import { makePipelineResult } from '../../src/pipeline/make-result.ts';
 import { callKey, Ledger } from '../../src/vault/ledger.ts';
+import { hashArguments } from '../../src/protocol/hash-arguments.ts';
 
 /**
  * Start a daemon, drop `name` with a quick call and a slow one, and kill -9 the daemon once the
@@ -152,8 +153,10 @@ describe('kill -9 between a finished call and the write-back', () => {
       const keys: string[] = [];
       const results = [];
       for (const call of calls) {
+        const argsHash = hashArguments({ ...call.arguments, ms: 0 });
         const key = callKey(
-          { id: call.id, explicitId: call.explicitId, argsHash: 'h' },
+          // The arguments as vaultd normalises them (side_effect's ms defaults to 0).
+          { id: call.id, explicitId: call.explicitId, argsHash },
           'daily.md',
         );
         keys.push(key);
@@ -162,7 +165,7 @@ describe('kill -9 between a finished call and the write-back', () => {
           note: 'In_Progress/daily.md',
           callId: call.id,
           tool: 'side_effect',
-          argsHash: 'h',
+          argsHash,
         });
         const failed = makePipelineResult({
           id: call.id,

@@ -127,18 +127,22 @@ export async function makeFolders(realDir: string): Promise<void> {
  * it is touched). Node's `rm(recursive)` works by path names, and a folder swapped for a link
  * between its "not empty" and its listing had the link's target emptied: files outside the roots.
  * @param entry the folder, named through its pinned parent ({@link PinnedDir.entry}).
- * @param limits the most entries and folder levels to delete, those of the check before: past
- *   either the delete stops with a {@link TreeChangedError}.
+ * @param limits the most entries to delete (those the check before counted, and some to spare);
+ *   past them, or deeper than {@link MAX_TREE_DEPTH}, the delete stops with a
+ *   {@link TreeChangedError}.
  * @param pinned whether `entry` goes through a pinned folder (no `/proc`: plain paths).
  */
 export async function removeTree(
   entry: string,
-  limits: { readonly maxEntries: number; readonly maxDepth?: number },
+  limits: { readonly maxEntries: number },
   pinned = entry.startsWith('/proc/self/fd/'),
 ): Promise<void> {
   const budget = { left: limits.maxEntries };
-  await removeLevel(entry, pinned, limits.maxDepth ?? 64, budget);
+  await removeLevel(entry, pinned, MAX_TREE_DEPTH, budget);
 }
+
+/** The most folder levels a tree the tools change may have (checked before, held to after). */
+export const MAX_TREE_DEPTH = 64;
 
 /** The error of a tree that outgrew the check made before its delete. */
 export class TreeChangedError extends Error {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ToolError } from '../../protocol/errors.ts';
 import type { VaultAccess } from '../../protocol/types.ts';
 import { isInside } from '../../vault/access.ts';
-import { pinDir } from './pinned.ts';
+import { MAX_TREE_DEPTH, pinDir } from './pinned.ts';
 
 // eslint-disable-next-line no-control-regex -- control characters are exactly what this finds
 const UNSPELLABLE = /[\u0000-\u001f\u007f\ufffd]/u;
@@ -171,14 +171,19 @@ export async function checkTreeWritable(
   maxVisited: number,
   visit: (entry: WalkEntry) => void = () => undefined,
 ): Promise<void> {
-  const cut = await walk(files, start, { maxDepth: 64, maxVisited, mode: 'write' }, (entry) => {
-    visit(entry);
-    return true;
-  });
+  const cut = await walk(
+    files,
+    start,
+    { maxDepth: MAX_TREE_DEPTH, maxVisited, mode: 'write' },
+    (entry) => {
+      visit(entry);
+      return true;
+    },
+  );
   if (cut !== null) {
     throw new ToolError(
       'EXECUTION_FAILED',
-      `${shown} holds more than ${maxVisited} entries (or is deeper than 64 folders); this tool does not change a tree that large`,
+      `${shown} holds more than ${maxVisited} entries (or is deeper than ${MAX_TREE_DEPTH} folders); this tool does not change a tree that large`,
     );
   }
 }
