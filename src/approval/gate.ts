@@ -1,6 +1,6 @@
 import type { ApprovedBy, Effects, Preview, SafetyLevel } from '../protocol/types.ts';
 import { matchesAllowedTools } from './allowed-tools.ts';
-import type { GrantStore } from './grants.ts';
+import type { GrantStore, ToolIdentity } from './grants.ts';
 import { compilePolicy, evaluatePolicy, type CompiledPolicy } from './policy.ts';
 import type {
   ApprovalRequest,
@@ -58,6 +58,11 @@ export interface GateCall {
   readonly effects?: Effects;
   /** The note's front-matter `allowed_tools`, when it has one. */
   readonly allowedTools?: readonly string[] | undefined;
+  /**
+   * The tool's pack and schema (`toolIdentity`): a grant covers the call only when they are the
+   * ones it was given for; an always-allow decision records them with the grant.
+   */
+  readonly identity?: ToolIdentity | undefined;
 }
 
 /** What the executor needs of a gate. */
@@ -173,11 +178,25 @@ export class ApprovalGate implements Gate {
       };
     }
     if (call.safety === 'dangerous') {
-      const grant = this.#grants?.match(call);
-      if (grant !== undefined) {
+      const found = this.#grants?.lookup(call);
+      if (found?.current === true) {
+        const grant = found.grant;
         return {
           action: 'run',
           auth: this.#issue(call, 'policy', 'grant', null, grant.request, `grant:${grant.rule}`),
+        };
+      }
+      if (found !== undefined) {
+        // A grant given for a tool of this name from another pack, or with other parameters: a
+        // human granted that tool, not this one.
+        const { rule, pack } = found.grant;
+        const then =
+          pack === (call.identity?.pack ?? null)
+            ? `with other parameters than ${call.name} takes now`
+            : `for the ${call.name} of the ${pack ?? 'unrecorded'} pack`;
+        return {
+          action: 'ask',
+          reason: `${call.name} is a dangerous tool, and its always-allow grant "${rule}" was given ${then}: a human decides again (always allow renews the grant)`,
         };
       }
       return {
@@ -269,6 +288,7 @@ export class ApprovalGate implements Gate {
         channel: decision.channel,
         note,
         request: current.id,
+        identity: call.identity,
       });
     }
     return {

@@ -9,6 +9,7 @@ import {
   type CompiledRule,
   type RuleCall,
 } from './policy.ts';
+import { hashSchema } from '../protocol/hash-arguments.ts';
 
 /** One always-allow grant, as stored in `grants.json` and listed by the CLI. */
 export interface Grant {
@@ -26,6 +27,40 @@ export interface Grant {
   readonly note: string | null;
   /** The approval request whose decision made the grant, when there was one. */
   readonly request: string | null;
+  /**
+   * The pack the granted tool came from (`filesystem`, `mcp`, a plugin's name…), `builtin` for a
+   * tool of no pack; null for a grant stored before grants recorded it (it covers the name only).
+   */
+  readonly pack: string | null;
+  /** Hash of the granted tool's input schema (`hashSchema`); null as for `pack`. */
+  readonly schema: string | null;
+}
+
+/**
+ * What a grant is bound to besides the tool's name: the pack that brought the tool and the
+ * parameters it took. A grant covers a call only when both are still the same.
+ */
+export interface ToolIdentity {
+  /** The tool's pack, `builtin` for a tool of no pack. */
+  readonly pack: string;
+  /** Hash of the tool's input schema. */
+  readonly schema: string;
+}
+
+/** A call as grants see it: the policy's view of it, and the identity of its tool. */
+export interface GrantCall extends RuleCall {
+  /** The tool's identity; without it only grants that recorded none (older ones) are compared. */
+  readonly identity?: ToolIdentity | undefined;
+}
+
+/** The grant whose rule matches a call, and whether it still covers the call's tool. */
+export interface GrantMatch {
+  readonly grant: Grant;
+  /**
+   * False when the grant was given for a tool of this name from another pack or with other
+   * parameters: the call asks a human again.
+   */
+  readonly current: boolean;
 }
 
 /** Options of {@link GrantStore.add}. */
@@ -36,6 +71,8 @@ export interface AddGrantOptions {
   readonly request?: string | undefined;
   /** Time of the grant; defaults to now. */
   readonly now?: Date;
+  /** The granted tool's pack and schema; without them the grant covers the name only. */
+  readonly identity?: ToolIdentity | undefined;
 }
 
 /** The file name of the grants inside the state directory. */
@@ -99,12 +136,32 @@ export class GrantStore {
   }
 
   /**
-   * The first grant whose rule matches the call (strictly, as an `allow` rule), or undefined.
-   * @param call the tool name and its normalised arguments.
+   * The first grant whose rule matches the call (strictly, as an `allow` rule) and that still
+   * covers its tool (see {@link lookup}), or undefined.
+   * @param call the tool name, its normalised arguments and the tool's identity.
    */
-  match(call: RuleCall): Grant | undefined {
+  match(call: GrantCall): Grant | undefined {
+    const found = this.lookup(call);
+    return found?.current === true ? found.grant : undefined;
+  }
+
+  /**
+   * The grant whose rule matches the call, preferring one that still covers the call's tool: a
+   * grant given for a tool of this name from another pack, or with other parameters (an MCP
+   * server's new schema, a tool a later pack brings under a removed one's name), is returned with
+   * `current: false`, so the call asks again and says why. Grants stored without an identity
+   * compare the name only.
+   * @param call the tool name, its normalised arguments and the tool's identity.
+   */
+  lookup(call: GrantCall): GrantMatch | undefined {
     this.#refresh();
-    return this.#grants.find((g) => matchesRule(g.compiled, call))?.grant;
+    let stale: Grant | undefined;
+    for (const g of this.#grants) {
+      if (!matchesRule(g.compiled, call)) continue;
+      if (covers(g.grant, call.identity)) return { grant: g.grant, current: true };
+      stale ??= g.grant;
+    }
+    return stale === undefined ? undefined : { grant: stale, current: false };
   }
 
   /**
@@ -143,6 +200,8 @@ export class GrantStore {
         channel: options.channel ?? 'tick',
         note: options.note ?? null,
         request: options.request ?? null,
+        pack: options.identity?.pack ?? null,
+        schema: options.identity?.schema ?? null,
       });
       this.#grants = [
         ...this.#grants.filter((g) => g.grant.rule !== grant.rule),
@@ -230,12 +289,33 @@ export function compileGrant(rule: string): CompiledRule | string {
 }
 
 /**
+ * The identity a grant of a tool records: its pack (`builtin` without one) and its schema's hash.
+ * @param tool the registered tool.
+ */
+export function toolIdentity(tool: {
+  readonly pack?: string | undefined;
+  readonly inputSchema: unknown;
+}): ToolIdentity {
+  return { pack: tool.pack ?? 'builtin', schema: hashSchema(tool) };
+}
+
+/**
  * The tool a grant's rule names: `write_file(path:Notes/*)` → `write_file`.
  * @param rule the rule as written.
  */
 export function grantToolName(rule: string): string {
   const open = rule.indexOf('(');
   return (open === -1 ? rule : rule.slice(0, open)).trim();
+}
+
+/**
+ * True when a grant still covers a tool: it recorded no identity (an older grant, the name only),
+ * or the tool has the pack and schema it was granted with. A call that brings no identity is
+ * covered only by grants that recorded none.
+ */
+function covers(grant: Grant, identity: ToolIdentity | undefined): boolean {
+  if (grant.pack === null && grant.schema === null) return true;
+  return identity !== undefined && grant.pack === identity.pack && grant.schema === identity.schema;
 }
 
 function stampOf(path: string): string {
@@ -287,6 +367,8 @@ function parseGrants(text: string): Loaded[] | string {
         channel: text('channel', 'tick'),
         note: typeof entry['note'] === 'string' ? entry['note'] : null,
         request: typeof entry['request'] === 'string' ? entry['request'] : null,
+        pack: typeof entry['pack'] === 'string' ? entry['pack'] : null,
+        schema: typeof entry['schema'] === 'string' ? entry['schema'] : null,
       }),
     });
   }

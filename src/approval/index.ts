@@ -31,8 +31,12 @@ export {
   GrantStore,
   GrantsFileError,
   GRANTS_FILE,
+  toolIdentity,
   type AddGrantOptions,
   type Grant,
+  type GrantCall,
+  type GrantMatch,
+  type ToolIdentity,
 } from './grants.ts';
 export {
   ApprovalGate,

@@ -24,6 +24,7 @@ import { capOutput, DEFAULT_MAX_OUTPUT_BYTES } from './output-cap.ts';
 import type { CallProcesses } from './exec.ts';
 import { hashArguments } from '../protocol/hash-arguments.ts';
 import { ApprovalGate, type Authorization, type Gate } from '../approval/gate.ts';
+import { toolIdentity } from '../approval/grants.ts';
 import { silentLogger } from '../observe/logger.ts';
 import { raceAbort, sleep } from './abort.ts';
 import { canonicalJson } from './canonical-json.ts';
@@ -246,6 +247,7 @@ export class Executor {
         argsHash,
         safety: effects.safety,
         effects,
+        identity: toolIdentity(tool),
       });
       if (verdict.action !== 'run') {
         const message =

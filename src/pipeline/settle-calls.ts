@@ -8,6 +8,7 @@ import {
   type GateCall,
   type PendingCall,
   type PendingDecision,
+  toolIdentity,
 } from '../approval/index.ts';
 import type { FoundCall, InvalidBlock, ParsedNote } from '../note/types.ts';
 import { effectsOf, type Effects } from '../protocol/effects.ts';
@@ -158,6 +159,7 @@ export async function settleCalls(ctx: PipelineContext, work: NoteWork): Promise
       safety: effects.safety,
       effects,
       allowedTools: allowed.allowed,
+      identity: toolIdentity(tool),
     };
     let key: string | null = null;
     let uncertain: string | null = null;

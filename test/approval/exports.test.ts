@@ -41,5 +41,6 @@ it('exports exactly the documented runtime surface of src/approval', () => {
     'resolveDecisions',
     'stripInvisible',
     'tickDecision',
+    'toolIdentity',
   ]);
 });

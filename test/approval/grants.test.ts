@@ -3,7 +3,12 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GrantStore, GrantsFileError } from '../../src/approval/grants.ts';
+import {
+  GrantStore,
+  GrantsFileError,
+  toolIdentity,
+  type ToolIdentity,
+} from '../../src/approval/grants.ts';
 
 describe('GrantStore', () => {
   let root: string;
@@ -35,6 +40,8 @@ describe('GrantStore', () => {
       channel: 'tick',
       note: 'Pending_Approval/a.md',
       request: 'apr_aaaaaaaaaaaaaaaaaaaaaaaaaa',
+      pack: null,
+      schema: null,
     });
     const saved = JSON.parse(await readFile(join(stateDir, 'grants.json'), 'utf8'));
     assert.deepEqual(saved, { version: 2, grants: [grant] });
@@ -67,6 +74,52 @@ describe('GrantStore', () => {
     assert.equal(store.has('write_file'), false, 'a scoped grant is not the whole tool');
     await store.add('write_file', { by: 'human' });
     assert.equal(store.match(call('Secrets/a.md'))?.rule, 'write_file');
+  });
+
+  it('binds a grant to the pack and schema it was given for; a grant without them covers the name', async () => {
+    const store = GrantStore.open(stateDir);
+    const plugin = toolIdentity({ pack: 'ops-plugin', inputSchema: { type: 'object' } });
+    const mcp = toolIdentity({ pack: 'mcp', inputSchema: { type: 'object' } });
+    const mcpNew = toolIdentity({
+      pack: 'mcp',
+      inputSchema: { type: 'object', properties: { all: { type: 'boolean', default: true } } },
+    });
+    await store.add('danger_zone', { by: 'human', identity: plugin });
+    const call = (identity?: ToolIdentity) => ({
+      name: 'danger_zone',
+      arguments: { target: 'x' },
+      identity,
+    });
+    assert.equal(store.match(call(plugin))?.rule, 'danger_zone');
+    assert.deepEqual(
+      [store.lookup(call(mcp))?.current, store.match(call(mcp))],
+      [false, undefined],
+      'the same name from another pack',
+    );
+    assert.equal(store.match(call()), undefined, 'a call of no known tool');
+    // Reloaded from the file: the identity was saved.
+    const again = GrantStore.open(stateDir);
+    assert.deepEqual(
+      [again.list()[0]?.pack, again.list()[0]?.schema],
+      [plugin.pack, plugin.schema],
+    );
+    assert.equal(again.match(call(mcp)), undefined);
+    // Given again for the tool as it is now: replaces the old grant.
+    await again.add('danger_zone', { by: 'human', identity: mcpNew });
+    assert.equal(again.list().length, 1);
+    assert.equal(again.match(call(mcpNew))?.rule, 'danger_zone');
+    assert.equal(again.match(call(mcp)), undefined, 'the same pack with other parameters');
+    assert.equal(again.match(call(plugin)), undefined);
+
+    // A grants file written before grants recorded a tool's identity covers the name.
+    await writeFile(
+      join(stateDir, 'grants.json'),
+      JSON.stringify({ version: 2, grants: [{ rule: 'danger_zone', by: 'human' }] }),
+    );
+    const old = GrantStore.open(stateDir);
+    assert.deepEqual([old.list()[0]?.pack, old.list()[0]?.schema], [null, null]);
+    assert.equal(old.match(call(mcp))?.rule, 'danger_zone');
+    assert.equal(old.match(call())?.rule, 'danger_zone');
   });
 
   it('sees a revoke made by another instance (the CLI) without an explicit reload', async () => {
@@ -110,6 +163,8 @@ describe('GrantStore', () => {
         channel: 'tick',
         note: null,
         request: null,
+        pack: null,
+        schema: null,
       },
     ]);
     await rm(join(stateDir, 'grants.json'));

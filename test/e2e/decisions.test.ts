@@ -127,7 +127,7 @@ describe(
       const grants = await cli('grants', 'list');
       assert.match(
         grants.stdout,
-        /^danger_zone\(target:safe-\*\)\s+granted .* by \S+ \(cli\) on Pending_Approval\/scoped\.md$/m,
+        /^danger_zone\(target:safe-\*\)\s+granted .* by \S+ \(cli\) on Pending_Approval\/scoped\.md \(\S+ pack\)$/m,
       );
 
       await vault.drop(

@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ApprovalGate, type Authorization } from '../../src/approval/gate.ts';
+import { GrantStore, toolIdentity } from '../../src/approval/grants.ts';
 import { compilePolicy } from '../../src/approval/policy.ts';
+import { withPack } from '../../src/protocol/define-tool.ts';
 import { ApprovalRequests } from '../../src/approval/requests.ts';
 import { Executor } from '../../src/execute/index.ts';
 import { hashArguments } from '../../src/protocol/hash-arguments.ts';
@@ -193,6 +195,41 @@ describe('Executor and the approval gate', () => {
       assert.equal(runs.length, 1);
     } finally {
       await other.cleanup();
+    }
+  });
+
+  it('runs under a grant only the tool it was given for: not one of that name from another pack (review finding)', async () => {
+    // Grants used to name a tool only: a grant of a plugin's send_notification covered the
+    // send_notification another pack brought after it, which no human had looked at.
+    const dir = await mkdtemp(join(tmpdir(), 'vaultd-grant-pack-'));
+    try {
+      const grants = GrantStore.open(dir);
+      const gate = new ApprovalGate({ grants });
+      const first = notifier();
+      const [granted] = first.registry.list();
+      assert.ok(granted !== undefined);
+      const mine = withPack(granted, 'mail');
+      first.registry.register(mine);
+      await grants.add('send_notification', { by: 'alice', identity: toolIdentity(mine) });
+      const executor = new Executor(first.registry, { gate });
+      const ran = await executor.execute(call);
+      assert.equal(ran.metadata.approved_by, 'policy');
+      assert.equal(ran.metadata.decided_by?.rule, 'grant:send_notification');
+      assert.equal(first.runs.length, 1);
+
+      const second = notifier();
+      const [theirs] = second.registry.list();
+      assert.ok(theirs !== undefined);
+      first.registry.register(withPack(theirs, 'other'));
+      const asked = await executor.execute(call);
+      assert.equal(asked.error?.code, 'PERMISSION_DENIED');
+      assert.match(
+        asked.error?.message ?? '',
+        /grant "send_notification" was given for the send_notification of the mail pack/,
+      );
+      assert.equal(second.runs.length, 0, 'the other pack’s tool never ran');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 

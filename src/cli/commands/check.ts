@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
-import { ApprovalGate, readAllowedTools } from '../../approval/index.ts';
+import { ApprovalGate, readAllowedTools, toolIdentity } from '../../approval/index.ts';
 import { Executor } from '../../execute/index.ts';
 import { parseNote } from '../../note/index.ts';
 import { findOwnedRanges, readStructure } from '../../note/markdown.ts';
@@ -184,6 +184,7 @@ export async function checkNote(
       safety: effects.safety,
       effects,
       allowedTools: allowed.allowed,
+      identity: toolIdentity(tool),
     });
     const rerun = again ? ' again (its parameters changed since its error result)' : '';
     if (verdict.action === 'deny') {

@@ -23,7 +23,7 @@ export async function runGrants(options: CommonOptions & { json?: boolean }): Pr
   } else {
     for (const g of grants) {
       process.stdout.write(
-        `${printable(`${g.rule.padEnd(24)} granted ${g.granted_at} by ${g.by} (${g.channel})${g.note ? ` on ${g.note}` : ''}`)}\n`,
+        `${printable(`${g.rule.padEnd(24)} granted ${g.granted_at} by ${g.by} (${g.channel})${g.note ? ` on ${g.note}` : ''}${g.pack === null ? ' (any pack: given before grants recorded one)' : ` (${g.pack} pack)`}`)}\n`,
       );
     }
   }
