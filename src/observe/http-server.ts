@@ -183,6 +183,18 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   };
 
   const server = createServer((req, res) => {
+    // A throw in a request handler left uncaught ends the process: `GET //` (an Invalid URL)
+    // stopped the daemon for anyone who could reach the port, no token needed (review finding).
+    try {
+      route(req, res);
+    } catch (err) {
+      logger.error({ err }, 'HTTP request failed');
+      if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
+      else res.destroy();
+    }
+  });
+
+  const route = (req: IncomingMessage, res: ServerResponse): void => {
     if (!hostAllowed(req.headers.host)) {
       res.writeHead(421, { 'content-length': 0, connection: 'close' });
       res.end();
@@ -193,7 +205,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       sendJson(res, 403, { error: 'requests from web pages are refused' });
       return;
     }
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const path = pathOf(req.url);
+    if (path === null) {
+      sendJson(res, 400, { error: 'the request target is not a valid path' });
+      return;
+    }
     if (path === '/approvals' || path.startsWith('/approvals/')) {
       void serveApprovals(req, res, path, {
         token: options.apiToken,
@@ -225,7 +241,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     ) {
       sendJson(res, 401, { error: 'a bearer token is needed' }, { 'www-authenticate': 'Bearer' });
     } else serveEvents(req, res);
-  });
+  };
   // Bounded: a flood of idle sockets cannot exhaust the daemon's file descriptors.
   server.maxConnections = options.maxConnections ?? 64;
   server.headersTimeout = 10_000;
@@ -278,4 +294,13 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       return closed;
     },
   };
+}
+
+/** The path of a request target, or null when it is not one (`//`, `http://`). */
+function pathOf(target: string | undefined): string | null {
+  try {
+    return new URL(target ?? '/', 'http://localhost').pathname;
+  } catch {
+    return null;
+  }
 }

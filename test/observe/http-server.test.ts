@@ -1,7 +1,7 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { get, request, type IncomingMessage } from 'node:http';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { EventBus } from '../../src/observe/event-bus.ts';
 import {
   startHttpServer,
@@ -53,6 +53,18 @@ function fetchText(
     });
     req.on('error', reject);
     req.end();
+  });
+}
+
+/** Send bytes as they are (no client normalises the target) and read the whole reply. */
+function rawRequest(port: number, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end(text));
+    let reply = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (reply += chunk));
+    socket.on('end', () => resolve(reply));
+    socket.on('error', reject);
   });
 }
 
@@ -168,6 +180,21 @@ describe('startHttpServer', () => {
       assert.equal(res.headers['allow'], 'GET');
       assert.match(JSON.parse(res.body).error, /POST/);
     }
+  });
+
+  it('answers 400 to a request target that is not a path, and stays up (review finding)', async () => {
+    // `GET //` threw Invalid URL inside the request handler, which ended the daemon for anyone
+    // who could reach the port, before any token check.
+    const { server } = await start({ apiToken: 'a-token-of-the-operator-0123456789' });
+    const { port } = new URL(server.url);
+    for (const target of ['//', 'http://', '//x:y@/']) {
+      const reply = await rawRequest(
+        Number(port),
+        `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`,
+      );
+      assert.match(reply, /^HTTP\/1\.1 400 /, target);
+    }
+    assert.equal((await fetchText(`${server.url}/health`)).status, 200);
   });
 
   it('GET /events streams bus events in order with event names and ids', async () => {
