@@ -234,7 +234,11 @@ export async function settleCalls(ctx: PipelineContext, work: NoteWork): Promise
       });
       continue;
     }
-    if (verdict.action === 'run' && uncertain === null) {
+    if (
+      verdict.action === 'run' &&
+      uncertain === null &&
+      !(await decidedByHuman(ctx, work, section, found, tool, gateCall))
+    ) {
       runnable.push({
         call: { id: found.id, name: tool.name, arguments: args },
         auth: verdict.auth,
@@ -252,7 +256,11 @@ export async function settleCalls(ctx: PipelineContext, work: NoteWork): Promise
       gateCall,
       effects,
       key,
-      reason: uncertain ?? (verdict.action === 'ask' ? verdict.reason : ''),
+      reason:
+        uncertain ??
+        (verdict.action === 'ask'
+          ? verdict.reason
+          : 'a human was asked about this call; their decision stands'),
       order,
     });
   }
@@ -624,6 +632,46 @@ type VaultDecision =
       readonly kind: 'decided';
       readonly decision: Parameters<PipelineContext['gate']['decide']>[1];
     };
+
+/**
+ * Whether a human was asked about a call the gate would now let run (a grant or an allow rule
+ * that came after the question) and has decided it, or whether their decision is now being made:
+ * then the decision stands, through {@link decideAsking}. A call rejected through the API, or
+ * ticked rejected, ran under a grant given on another call of the note after the question, and
+ * an approval with edited parameters ran with the agent's (review finding). A question nobody has
+ * answered yet is withdrawn (superseded) and the call runs as the gate says; when the request
+ * cannot be withdrawn, a decision came meanwhile, and it stands.
+ */
+async function decidedByHuman(
+  ctx: PipelineContext,
+  work: NoteWork,
+  section: ApprovalSectionRead,
+  found: FoundCall,
+  tool: Tool,
+  call: GateCall,
+): Promise<boolean> {
+  const requests = ctx.gate.requests;
+  const decision = section.decisions.get(found.id);
+  const nonce = decision?.nonce ?? null;
+  const request = nonce === null ? undefined : requests?.get(nonce);
+  if (
+    requests === undefined ||
+    request === undefined ||
+    request.note !== work.key ||
+    request.callId !== found.id ||
+    request.tool !== found.name ||
+    // A question about other parameters or another schema was not about this call.
+    request.argsHash !== call.argsHash ||
+    (request.schemaHash !== undefined && request.schemaHash !== hashSchema(tool))
+  ) {
+    return false;
+  }
+  if (request.state === 'approved' || request.state === 'rejected' || request.state === 'expired')
+    return true;
+  if (request.state !== 'pending') return false;
+  if (vaultDecision(ctx, work, section, decision).kind === 'decided') return true;
+  return !(await requests.setState(request.id, 'superseded', ['pending']));
+}
 
 /** What the note itself says: a ticked box, or the folder it was moved to. */
 function vaultDecision(
