@@ -176,6 +176,13 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
       { logger },
     );
     const token = apiToken(config.http.api_token_env);
+    const refused = listenerProblem(config.http.host, config.http.api_token_env, token);
+    if (refused !== null) {
+      clearInterval(timer);
+      unsubscribe();
+      metrics.close();
+      throw new Error(refused);
+    }
     try {
       server = await startHttpServer({
         host: config.http.host,
@@ -224,6 +231,43 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
       metrics?.close();
     },
   };
+}
+
+/** Shortest API token taken: a guessable one opens approvals to anyone who can reach the port. */
+export const MIN_TOKEN_LENGTH = 16;
+
+/**
+ * Why the HTTP listener may not start as configured, or null. Off loopback without a token, every
+ * call's arguments and results (`/events`) were open to the network, and the Host check does not
+ * stop a client that sends a loopback Host itself (review finding); a token of a few characters
+ * is guessed.
+ * @param host `http.host`.
+ * @param tokenEnv `http.api_token_env`.
+ * @param token the token, when set.
+ */
+export function listenerProblem(
+  host: string,
+  tokenEnv: string,
+  token: string | undefined,
+): string | null {
+  if (token !== undefined && token.length < MIN_TOKEN_LENGTH) {
+    return `the API token in ${tokenEnv} has ${token.length} characters; use at least ${MIN_TOKEN_LENGTH} (e.g. \`openssl rand -hex 32\`)`;
+  }
+  if (token === undefined && !isLoopbackHost(host)) {
+    return `http.host is ${host}, which is not a loopback address, and ${tokenEnv} holds no token: every call's arguments and results would be open to the network; set a token in ${tokenEnv}, or listen on 127.0.0.1`;
+  }
+  return null;
+}
+
+/** True for the names and addresses of the loopback interface. */
+function isLoopbackHost(host: string): boolean {
+  const name = host.toLowerCase().replace(/^\[|\]$/g, '');
+  return (
+    name === 'localhost' ||
+    name === '::1' ||
+    /^127(?:\.\d{1,3}){3}$/.test(name) ||
+    /^::ffff:127(?:\.\d{1,3}){3}$/.test(name)
+  );
 }
 
 function apiToken(name: string): string | undefined {

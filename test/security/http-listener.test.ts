@@ -334,3 +334,48 @@ describe('HTTP approvals API without a token', { timeout: 60_000 }, () => {
     }
   });
 });
+
+/** Start `vaultd run` with this token; its output once it exited, or a failure if it started. */
+async function refusedStart(vault: TempVault, token: string): Promise<string> {
+  const daemon = startCli(['run', '--config', vault.configPath], { VAULTD_API_TOKEN: token });
+  const started = daemon.ready().then(() => 'started' as const);
+  const outcome = await Promise.race([daemon.exited, started]);
+  if (outcome === 'started') {
+    await daemon.stop();
+    assert.fail(`vaultd started:\n${daemon.output()}`);
+  }
+  assert.notEqual(outcome, 0);
+  return daemon.output();
+}
+
+describe('HTTP listener off loopback', { timeout: 60_000 }, () => {
+  // Bound to every interface without a token, /events gave every call's arguments and results to
+  // any host on the network that sent a loopback Host header itself (review finding).
+  it('refuses to start without a token, or with a short one, and starts with a token', async () => {
+    const vault = await makeVault();
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    try {
+      await writeFile(
+        vault.configPath,
+        (await readFile(vault.configPath, 'utf8')) + `http:\n  port: ${port}\n  host: 0.0.0.0\n`,
+      );
+      const open = await refusedStart(vault, '');
+      assert.match(
+        open,
+        /http\.host is 0\.0\.0\.0, which is not a loopback address, and VAULTD_API_TOKEN holds no token/,
+      );
+      assert.match(await refusedStart(vault, 'abc12'), /has 5 characters; use at least 16/);
+
+      const daemon = startCli(['run', '--config', vault.configPath], { VAULTD_API_TOKEN: TOKEN });
+      try {
+        await daemon.ready();
+        const res = await raw(port, '/events', { host: `127.0.0.1:${port}` });
+        assert.equal(res.status, 401, 'the events need the token');
+      } finally {
+        await daemon.stop();
+      }
+    } finally {
+      await vault.cleanup();
+    }
+  });
+});
