@@ -213,6 +213,20 @@ export class LanguageServer {
     return this.#state === 'up';
   }
 
+  /**
+   * What the client holds for this server: open documents, and the files and items of the
+   * diagnostics it published that are kept (what the memory bounds are about; tests read it).
+   */
+  held(): { documents: number; diagnosticFiles: number; diagnosticItems: number } {
+    let items = 0;
+    for (const published of this.#published.values()) items += published.items.length;
+    return {
+      documents: this.#documents.size,
+      diagnosticFiles: this.#published.size,
+      diagnosticItems: items,
+    };
+  }
+
   /** Whether the process is gone (crashed, or stopped). */
   get gone(): boolean {
     return this.#state === 'exited' || this.#state === 'stopped';
