@@ -1,4 +1,5 @@
 import type { Place } from './locations.ts';
+import { MAX_DIAGNOSTICS, MAX_DIAGNOSTICS_CHARS } from './server.ts';
 
 /** One diagnostic as results show it. */
 export interface Problem extends Place {
@@ -15,6 +16,8 @@ export interface FileProblems {
   readonly path: string;
   readonly answered: boolean;
   readonly problems: readonly Problem[];
+  /** Diagnostics the server sent beyond what vaultd keeps of one file's, left out. */
+  readonly leftOut: number;
 }
 
 /** A symbol as results show it. */
@@ -162,6 +165,12 @@ export function renderDiagnostics(
     lines.push(
       '',
       `No answer in time for: ${silent.join(', ')} (try again; a cold project takes longer)`,
+    );
+  }
+  for (const r of results.filter((f) => f.leftOut > 0)) {
+    lines.push(
+      '',
+      `${r.leftOut} more diagnostic${r.leftOut === 1 ? '' : 's'} of ${r.path} left out (vaultd keeps a file's first ${MAX_DIAGNOSTICS}, within ${MAX_DIAGNOSTICS_CHARS / 1024 / 1024} MiB of text)`,
     );
   }
   if (more)

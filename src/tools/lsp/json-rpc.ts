@@ -3,6 +3,13 @@ import type { Readable, Writable } from 'node:stream';
 /** Bytes a header section may take before the stream is judged broken. */
 const MAX_HEADER_BYTES = 8 * 1024;
 
+/**
+ * Bytes sent to the peer and not yet read by it past which nothing more is sent and the
+ * connection closes: a server that stopped reading its input while it sent requests made vaultd
+ * keep every answer in memory, about 150 MB a second (as the MCP stdio transport's cap).
+ */
+export const MAX_UNREAD_BYTES = 16 * 1024 * 1024;
+
 /** An error answer of the peer (`error` of a JSON-RPC response). */
 export class JsonRpcError extends Error {
   readonly code: number;
@@ -25,6 +32,8 @@ export class JsonRpcError extends Error {
 export interface JsonRpcOptions {
   /** Largest message body accepted from the peer; a larger one closes the connection. */
   readonly maxMessageBytes: number;
+  /** Bytes the peer may leave unread before the connection closes; {@link MAX_UNREAD_BYTES}. */
+  readonly maxUnreadBytes?: number;
   /** A notification from the peer. */
   readonly onNotification: (method: string, params: unknown) => void;
   /** A request from the peer; the value (or rejection) is its answer. */
@@ -50,12 +59,14 @@ interface Pending {
  * JSON-RPC 2.0 over a byte stream framed with `Content-Length` headers, as the Language Server
  * Protocol speaks it: requests with a timeout and cancellation, notifications both ways, and
  * requests from the peer answered by a handler. Every message is bounded in size; a peer that
- * breaks the framing closes the connection and every pending request fails with the reason.
+ * breaks the framing, or leaves more than the unread cap of what it was sent unread, closes the
+ * connection and every pending request fails with the reason.
  */
 export class JsonRpcConnection {
   readonly #output: Writable;
   readonly #options: JsonRpcOptions;
   readonly #pending = new Map<number, Pending>();
+  readonly #drainWaiters = new Set<() => void>();
   #nextId = 1;
   #buffer: Buffer = Buffer.alloc(0);
   #bodyLength: number | undefined;
@@ -73,6 +84,7 @@ export class JsonRpcConnection {
     input.on('end', () => this.close(new Error('the server closed its output')));
     input.on('error', (error) => this.close(error));
     output.on('error', (error) => this.close(error));
+    output.on('drain', () => this.#wakeDrainWaiters());
   }
 
   /** Why the connection is closed, or undefined while it is open. */
@@ -134,6 +146,30 @@ export class JsonRpcConnection {
   }
 
   /**
+   * Wait until the peer has taken what was sent (its input's buffer has room again), so that a
+   * sender of large messages (documents of megabytes) does not pile them up unread. Resolves at
+   * once when nothing waits to be read or the connection is closed.
+   * @param signal aborting it rejects the wait.
+   */
+  drained(signal?: AbortSignal): Promise<void> {
+    if (this.#closed !== undefined || !this.#output.writableNeedDrain) return Promise.resolve();
+    if (signal?.aborted === true) return Promise.reject(new Error('the call was aborted'));
+    return new Promise<void>((resolve, reject) => {
+      const done = (): void => {
+        this.#drainWaiters.delete(done);
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = (): void => {
+        this.#drainWaiters.delete(done);
+        reject(new Error('the call was aborted'));
+      };
+      this.#drainWaiters.add(done);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /**
    * Close: every pending request fails with the reason; later requests fail at once.
    * @param reason why.
    */
@@ -143,10 +179,29 @@ export class JsonRpcConnection {
     for (const pending of [...this.#pending.values()]) pending.reject(reason);
     this.#pending.clear();
     this.#buffer = Buffer.alloc(0);
+    this.#wakeDrainWaiters();
     this.#options.onClose(reason);
   }
 
+  #wakeDrainWaiters(): void {
+    for (const wake of [...this.#drainWaiters]) wake();
+  }
+
   #write(message: object): void {
+    if (this.#closed !== undefined) return;
+    const unread = this.#output.writableLength;
+    const cap = this.#options.maxUnreadBytes ?? MAX_UNREAD_BYTES;
+    if (unread > cap) {
+      // Nothing more is sent: what it has not read is dropped with the stream, and the
+      // connection's owner ends the server.
+      this.close(
+        new Error(
+          `the server has not read the last ${mebibytes(unread)} MiB sent to it (over the ${mebibytes(cap)} MiB cap): it stopped reading its input`,
+        ),
+      );
+      this.#output.destroy();
+      return;
+    }
     const body = Buffer.from(JSON.stringify(message), 'utf8');
     try {
       this.#output.write(`Content-Length: ${body.length}\r\n\r\n`);
@@ -244,6 +299,10 @@ export class JsonRpcConnection {
       this.#write({ jsonrpc: '2.0', id, error: { code, message: (error as Error).message } });
     }
   }
+}
+
+function mebibytes(bytes: number): string {
+  return (bytes / 1024 / 1024).toFixed(bytes < 1024 * 1024 ? 2 : 0);
 }
 
 /** The body length a header section announces, or why it is unusable. */

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
@@ -16,6 +17,16 @@ const STDERR_LINES = 20;
 const MAX_OPEN_DOCUMENTS = 200;
 /** How long a stopping server gets to answer `shutdown` and to exit before its group is killed. */
 const STOP_GRACE_MS = 1_500;
+/** Diagnostics kept of one publish (or pull) for a file; the rest are counted as left out. */
+export const MAX_DIAGNOSTICS = 1_000;
+/** Characters of messages, codes and sources kept of one publish (or pull) for a file. */
+export const MAX_DIAGNOSTICS_CHARS = 1024 * 1024;
+/** Characters of one diagnostic's message kept (a longer one is cut, with `…`). */
+const MAX_DIAGNOSTIC_MESSAGE_CHARS = 4_000;
+/** Characters of a diagnostic's code or source kept. */
+const MAX_DIAGNOSTIC_LABEL_CHARS = 200;
+/** Sections one `workspace/configuration` request may ask for (servers ask for a few). */
+const MAX_CONFIGURATION_ITEMS = 1_000;
 
 /** An LSP diagnostic as servers send it (only the fields vaultd reads). */
 export interface LspDiagnostic {
@@ -64,17 +75,27 @@ export interface LanguageServerOptions {
   readonly onExit: (server: LanguageServer, reason: string) => void;
 }
 
-interface OpenDocument {
-  version: number;
-  text: string;
+/** A file's diagnostics as vaultd keeps them: at most {@link MAX_DIAGNOSTICS}, copied and cut. */
+export interface DiagnosticsReport {
+  readonly items: readonly LspDiagnostic[];
+  /** How many the server sent; more than `items.length` when some were left out. */
+  readonly total: number;
 }
 
-interface Published {
+interface OpenDocument {
+  version: number;
+  /** sha256 and length of the text the server has: vaultd keeps no copy of the text. */
+  hash: string;
+  length: number;
+  /** Diagnostics calls waiting for its diagnostics: only while one waits is a publish kept. */
+  waiting: number;
+}
+
+interface Published extends DiagnosticsReport {
   /** Counter value of the publish (grows with every publish of the server). */
   readonly seq: number;
   readonly at: number;
   readonly version: number | undefined;
-  readonly items: readonly LspDiagnostic[];
 }
 
 /**
@@ -269,25 +290,32 @@ export class LanguageServer {
 
   /**
    * Make the server see a file as it is on disk: open it, or send its new content when it
-   * changed (or always, with `touch`, so that the server checks it again).
+   * changed (or always, with `touch`, so that the server checks it again). Waits first until
+   * the server has read what it was sent before.
    * @param path absolute real path.
    * @param text its content.
    * @param languageId its LSP language identifier.
-   * @param touch send the content even when unchanged.
+   * @param signal the call's signal.
+   * @param touch send the content even when unchanged, and keep the server's diagnostics of it
+   *   for one {@link LanguageServer.diagnostics} call, which must follow.
    * @returns the document's URI, and the publish counter before the change went out.
    */
-  sync(
+  async sync(
     path: string,
     text: string,
     languageId: string,
+    signal: AbortSignal,
     touch = false,
-  ): { uri: string; mark: number; version: number } {
+  ): Promise<{ uri: string; mark: number; version: number }> {
+    if (!this.up) throw this.#failure();
+    await this.#connection.drained(signal);
     if (!this.up) throw this.#failure();
     const uri = pathToFileURL(path).href;
     const mark = this.#publishSeq;
+    const hash = createHash('sha256').update(text).digest('base64');
     const open = this.#documents.get(uri);
     if (open === undefined) {
-      this.#documents.set(uri, { version: 1, text });
+      this.#documents.set(uri, { version: 1, hash, length: text.length, waiting: touch ? 1 : 0 });
       this.#connection.notify('textDocument/didOpen', {
         textDocument: { uri, languageId, version: 1, text },
       });
@@ -297,9 +325,11 @@ export class LanguageServer {
     // Most recently used last, so the oldest comes first when closing.
     this.#documents.delete(uri);
     this.#documents.set(uri, open);
-    if (open.text !== text || touch) {
+    if (touch) open.waiting += 1;
+    if (open.hash !== hash || open.length !== text.length || touch) {
       open.version += 1;
-      open.text = text;
+      open.hash = hash;
+      open.length = text.length;
       this.#connection.notify('textDocument/didChange', {
         textDocument: { uri, version: open.version },
         contentChanges: [{ text }],
@@ -311,7 +341,9 @@ export class LanguageServer {
   /**
    * A file's diagnostics after a {@link LanguageServer.sync}: pulled when the server supports
    * `textDocument/diagnostic`, else the first publish after `mark` and whatever follows within
-   * the settle time, waited for at most the diagnostics timeout.
+   * the settle time, waited for at most the diagnostics timeout. At most
+   * {@link MAX_DIAGNOSTICS} diagnostics and {@link MAX_DIAGNOSTICS_CHARS} characters of their
+   * text are kept; `total` counts what the server sent.
    * @param uri the document.
    * @param mark the publish counter {@link LanguageServer.sync} returned.
    * @param version the version {@link LanguageServer.sync} returned.
@@ -323,14 +355,33 @@ export class LanguageServer {
     mark: number,
     version: number,
     signal: AbortSignal,
-  ): Promise<readonly LspDiagnostic[] | undefined> {
+  ): Promise<DiagnosticsReport | undefined> {
+    try {
+      return await this.#diagnostics(uri, mark, version, signal);
+    } finally {
+      const open = this.#documents.get(uri);
+      if (open !== undefined) {
+        open.waiting = Math.max(0, open.waiting - 1);
+        if (open.waiting === 0) this.#published.delete(uri);
+      }
+    }
+  }
+
+  async #diagnostics(
+    uri: string,
+    mark: number,
+    version: number,
+    signal: AbortSignal,
+  ): Promise<DiagnosticsReport | undefined> {
     if (this.capabilities['diagnosticProvider'] !== undefined) {
-      const report = await this.request<{ kind?: string; items?: LspDiagnostic[] } | null>(
+      const report = await this.request<{ kind?: string; items?: unknown } | null>(
         'textDocument/diagnostic',
         { textDocument: { uri } },
         signal,
       );
-      if (report?.kind === 'full' && Array.isArray(report.items)) return report.items;
+      if (report?.kind === 'full' && Array.isArray(report.items)) {
+        return keepDiagnostics(report.items);
+      }
     }
     const { diagnosticsTimeoutMs, diagnosticsSettleMs } = this.options.config;
     const deadline = Date.now() + diagnosticsTimeoutMs;
@@ -343,11 +394,11 @@ export class LanguageServer {
       const published = fresh();
       const now = Date.now();
       if (published !== undefined && now - published.at >= diagnosticsSettleMs) {
-        return published.items;
+        return published;
       }
       if (now >= deadline || this.gone || signal.aborted) {
         if (this.gone) throw this.#failure();
-        return published?.items;
+        return published;
       }
       const wait =
         published === undefined
@@ -416,11 +467,14 @@ export class LanguageServer {
     if (method === 'textDocument/publishDiagnostics') {
       const p = params as { uri?: unknown; version?: unknown; diagnostics?: unknown };
       if (typeof p?.uri !== 'string' || !Array.isArray(p.diagnostics)) return;
+      // Kept only for a file a call waits for: a server may publish for any URI, as often as it
+      // likes (a hostile one grew vaultd's heap 35 MB a second with URIs never opened).
+      if ((this.#documents.get(p.uri)?.waiting ?? 0) === 0) return;
       this.#published.set(p.uri, {
         seq: ++this.#publishSeq,
         at: Date.now(),
         version: typeof p.version === 'number' ? p.version : undefined,
-        items: p.diagnostics as LspDiagnostic[],
+        ...keepDiagnostics(p.diagnostics),
       });
       for (const wake of [...this.#waiters]) wake();
     } else if (method === 'window/logMessage' || method === 'window/showMessage') {
@@ -433,6 +487,13 @@ export class LanguageServer {
     switch (method) {
       case 'workspace/configuration': {
         const items = (params as { items?: { section?: string }[] })?.items ?? [];
+        if (items.length > MAX_CONFIGURATION_ITEMS) {
+          // Each item is answered with a copy of the settings: a long list would be a large answer.
+          throw new JsonRpcError(
+            -32602,
+            `vaultd answers at most ${MAX_CONFIGURATION_ITEMS} items of workspace/configuration`,
+          );
+        }
         return items.map((item) => lookupSetting(this.options.server.settings, item.section));
       }
       case 'workspace/workspaceFolders': {
@@ -510,6 +571,61 @@ export class LanguageServer {
       ? ''
       : `; its last words: ${this.#stderr.slice(-3).join(' | ')}`;
   }
+}
+
+/**
+ * A server's diagnostics as vaultd keeps them: the first {@link MAX_DIAGNOSTICS}, within
+ * {@link MAX_DIAGNOSTICS_CHARS} characters of text, each copied with only the fields vaultd reads
+ * (so that nothing else of the server's message stays in memory) and its message cut.
+ */
+function keepDiagnostics(raw: readonly unknown[]): DiagnosticsReport {
+  const items: LspDiagnostic[] = [];
+  let chars = 0;
+  for (const value of raw) {
+    if (items.length === MAX_DIAGNOSTICS) break;
+    const item = copyDiagnostic(value);
+    chars += item.message.length + String(item.code ?? '').length + (item.source?.length ?? 0);
+    if (chars > MAX_DIAGNOSTICS_CHARS) break;
+    items.push(item);
+  }
+  return { items, total: raw.length };
+}
+
+function copyDiagnostic(value: unknown): LspDiagnostic {
+  const d = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+  const range = (typeof d['range'] === 'object' && d['range'] !== null ? d['range'] : {}) as Record<
+    string,
+    unknown
+  >;
+  const start = copyPosition(range['start']);
+  const { severity, code, source, message } = d;
+  return {
+    range: { start, end: range['end'] === undefined ? start : copyPosition(range['end']) },
+    ...(typeof severity === 'number' ? { severity } : {}),
+    ...(typeof code === 'number'
+      ? { code }
+      : typeof code === 'string'
+        ? { code: cut(code, MAX_DIAGNOSTIC_LABEL_CHARS) }
+        : {}),
+    ...(typeof source === 'string' ? { source: cut(source, MAX_DIAGNOSTIC_LABEL_CHARS) } : {}),
+    message: cut(
+      typeof message === 'string' ? message : String(message),
+      MAX_DIAGNOSTIC_MESSAGE_CHARS,
+    ),
+  };
+}
+
+function copyPosition(value: unknown): { line: number; character: number } {
+  const p = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+  const count = (n: unknown): number =>
+    Number.isSafeInteger(n) && (n as number) >= 0 ? (n as number) : 0;
+  return { line: count(p['line']), character: count(p['character']) };
+}
+
+/** The first `max` characters of a text, copied (a slice would keep the whole text alive). */
+function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  return `${Buffer.from(text.slice(0, max), 'utf8').toString('utf8')}…`;
 }
 
 /** The value of a dotted section (`python.analysis`) in the configured settings, or null. */

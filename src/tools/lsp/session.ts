@@ -111,8 +111,8 @@ export async function openFile(
     server.rootMarkers,
   );
   const running = await serverCall(ctx, () => runtime.pool.get(server, root, ctx.signal));
-  const synced = serverStep(() =>
-    running.sync(resolved.path, text, languageIdOf(resolved.path), touch),
+  const synced = await serverCall(ctx, () =>
+    running.sync(resolved.path, text, languageIdOf(resolved.path), ctx.signal, touch),
   );
   return { resolved, server: running, lines: splitLines(text), ...synced };
 }
@@ -129,14 +129,6 @@ export async function serverCall<T>(ctx: ToolContext, step: () => Promise<T>): P
     return await step();
   } catch (error) {
     throw asToolError(ctx, error);
-  }
-}
-
-function serverStep<T>(step: () => T): T {
-  try {
-    return step();
-  } catch (error) {
-    throw asToolError(undefined, error);
   }
 }
 

@@ -164,11 +164,11 @@ async function runDiagnostics(rt: LspRuntime, path: string, ctx: ToolContext): P
   }
   const results: FileProblems[] = [];
   for (const open of opened) {
-    const items = await serverCall(ctx, () =>
+    const report = await serverCall(ctx, () =>
       open.server.diagnostics(open.uri, open.mark, open.version, ctx.signal),
     );
     const problems: Problem[] = [];
-    for (const item of items ?? []) {
+    for (const item of report?.items ?? []) {
       const place = await finder.place(open.uri, item.range);
       if (place === undefined) continue;
       const fields = {
@@ -181,8 +181,9 @@ async function runDiagnostics(rt: LspRuntime, path: string, ctx: ToolContext): P
     }
     results.push({
       path: ctx.files.display(open.resolved),
-      answered: items !== undefined,
+      answered: report !== undefined,
       problems,
+      leftOut: report === undefined ? 0 : report.total - report.items.length,
     });
   }
   const shown = ctx.files.display(resolved);
@@ -194,6 +195,7 @@ async function runDiagnostics(rt: LspRuntime, path: string, ctx: ToolContext): P
       path: r.path,
       answered: r.answered,
       problems: r.problems.length,
+      left_out: r.leftOut,
     })),
     places: results.flatMap((r) => r.problems),
   };
