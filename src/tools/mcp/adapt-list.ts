@@ -42,12 +42,7 @@ export async function adaptToolList(
   const compile = makeUntrustedCompiler();
   const out: Tool[] = [];
   const name = server.config.name;
-  if (list.length > MAX_TOOLS_PER_SERVER) {
-    logger.warn(
-      { server: name, tools: list.length, kept: MAX_TOOLS_PER_SERVER },
-      'MCP server lists more tools than vaultd takes; the rest are left out',
-    );
-  }
+  // listTools (list-tools.ts) asked for no more, and said so.
   let sliceStart = performance.now();
   let spent = 0;
   for (const tool of list.slice(0, MAX_TOOLS_PER_SERVER)) {

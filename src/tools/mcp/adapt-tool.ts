@@ -7,37 +7,45 @@ import type { JsonSchema, SafetyLevel, Tool } from '../../protocol/types.ts';
 import type { SchemaCompiler } from '../../protocol/untrusted-schema.ts';
 import type { McpServerConfig } from './config.ts';
 import type { McpConnection } from './connection.ts';
-import { mapToolName } from './tool-name.ts';
+import { McpNotSentError } from './not-sent.ts';
+import { mapToolName, normaliseToolName } from './tool-name.ts';
 
 /** Text kept of a tool's answer before it is cut. */
 const MAX_TEXT = 200_000;
 
+/** Levels from the least to the most strict. */
+const STRICTNESS: readonly SafetyLevel[] = ['safe', 'cautious', 'dangerous'];
+
 /**
- * The level of a server's tool: the first `tools` glob (the server's own tool names) that
- * matches, else the server's `safety` (dangerous unless configured). A server's annotations are
- * hints from a party vaultd does not control and never lower it.
+ * The level of a server's tool: the first `tools` glob that matches the tool's name on the server,
+ * and the first that matches it as it ends its vaultd name ({@link normaliseToolName}: `Delete-File`
+ * is `delete_file`), the stricter of the two when both match; else the server's `safety`
+ * (dangerous unless configured). A server's annotations are hints from a party vaultd does not
+ * control and never lower it.
  * @param config the server's config.
  * @param name the tool's name on the server.
  */
 export function safetyOf(config: McpServerConfig, name: string): SafetyLevel {
+  const tail = normaliseToolName(name);
+  let raw: SafetyLevel | undefined;
+  let mapped: SafetyLevel | undefined;
   for (const [glob, level] of Object.entries(config.tools)) {
-    if (compileGlob(glob)(name)) return level;
+    const matches = compileGlob(glob);
+    if (raw === undefined && matches(name)) raw = level;
+    if (mapped === undefined && matches(tail)) mapped = level;
+    if (raw !== undefined && mapped !== undefined) break;
   }
-  return config.safety;
+  if (raw === undefined || mapped === undefined) return raw ?? mapped ?? config.safety;
+  return STRICTNESS.indexOf(raw) >= STRICTNESS.indexOf(mapped) ? raw : mapped;
 }
-
-/**
- * Characters of a server's description of a tool that vaultd keeps: it is listed by `vaultd
- * tools`, exported to agents and kept in memory for each tool, and a server may send megabytes.
- */
-const MAX_DESCRIPTION_CHARS = 4000;
 
 /**
  * Declare one of a server's tools as a vaultd tool: named `<prefix>_<tool>`, its input schema
  * validated by Ajv before the call, its output schema kept; `structuredContent` becomes `data`,
  * text content `content`, `isError` an error result.
  * @param server the connection to call through.
- * @param tool the tool as the server listed it.
+ * @param tool the tool as the server listed it and vaultd kept it (its description cut,
+ *   list-tools.ts).
  * @param compile what compiles its schemas: `makeUntrustedCompiler()`'s, one per tool list.
  */
 export function adaptTool(server: McpConnection, tool: McpTool, compile: SchemaCompiler): Tool {
@@ -49,12 +57,7 @@ export function adaptTool(server: McpConnection, tool: McpTool, compile: SchemaC
     tool.title ??
     `Tool ${tool.name} of MCP server ${config.name}.`
   ).trim();
-  const description = [
-    own.length > MAX_DESCRIPTION_CHARS
-      ? `${own.slice(0, MAX_DESCRIPTION_CHARS)}… (cut at ${MAX_DESCRIPTION_CHARS} characters)`
-      : own,
-    `(MCP server ${config.name}, tool ${tool.name}.)`,
-  ].join('\n\n');
+  const description = [own, `(MCP server ${config.name}, tool ${tool.name}.)`].join('\n\n');
   // A server's schema Ajv cannot compile makes that one tool unlisted, said when it is listed.
   return checkToolSchemas(
     defineTool(
@@ -86,6 +89,14 @@ export function adaptTool(server: McpConnection, tool: McpTool, compile: SchemaC
             });
           } catch (error) {
             if (ctx.signal.aborted) throw error;
+            if (error instanceof McpNotSentError) {
+              // Never reached the server: did not act, and may be tried again.
+              throw new ToolError(
+                'EXECUTION_FAILED',
+                `MCP server ${config.name}: ${error.message}`,
+                { sideEffect: false, recoverable: true, cause: error },
+              );
+            }
             throw new ToolError(
               'EXECUTION_FAILED',
               `MCP server ${config.name}: ${(error as Error).message}`,

@@ -14,7 +14,10 @@ export interface McpServerConfig {
   readonly prefix: string;
   /** Level of the server's tools unless `tools` says otherwise; default dangerous. */
   readonly safety: SafetyLevel;
-  /** Levels by tool-name glob (the server's own names), e.g. `read_*: safe`. */
+  /**
+   * Levels by tool-name glob, matched against the server's own names and the names as they end
+   * vaultd's (`Delete-File` as `delete_file`), e.g. `read_*: safe`.
+   */
   readonly tools: Readonly<Record<string, SafetyLevel>>;
   /** How long connecting may take. */
   readonly connectTimeoutMs: number;

@@ -3,10 +3,11 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { McpServerConfig } from './config.ts';
-import { MAX_TOOLS_PER_SERVER } from './adapt-list.ts';
 import { cappedFetch, MAX_MCP_MESSAGE_BYTES } from './capped-fetch.ts';
 import { oneAtATime } from '../../protocol/one-at-a-time.ts';
 import { makeOutputValidator, type OutputValidator } from './output-validator.ts';
+import { McpNotSentError } from './not-sent.ts';
+import { listTools, type ToolListing } from './list-tools.ts';
 
 /** What a call to a server's tool may be given. */
 export interface McpCallOptions {
@@ -39,7 +40,7 @@ export class McpConnection {
   #client: Client | undefined;
   #outputs: OutputValidator | undefined;
   #transport: Transport | undefined;
-  #tools: McpTool[] = [];
+  #listing: ToolListing = { tools: [], hash: '' };
   #state: 'starting' | 'up' | 'down' | 'stopped' = 'starting';
   #failures = 0;
   /** When the connection last came up (`performance.now()`). */
@@ -63,7 +64,7 @@ export class McpConnection {
 
   /** The server's tools as it last listed them (kept while it restarts). */
   get tools(): readonly McpTool[] {
-    return this.#tools;
+    return this.#listing.tools;
   }
 
   /** Whether calls can be made now. */
@@ -91,8 +92,9 @@ export class McpConnection {
     options: McpCallOptions,
   ): Promise<CallToolResult> {
     const client = this.#client;
+    const transport = this.#transport;
     if (this.#state !== 'up' || client === undefined) {
-      throw new Error(
+      throw new McpNotSentError(
         `MCP server ${this.config.name} is not running (${this.#lastError || 'starting'}); it is being restarted, try again later`,
       );
     }
@@ -107,6 +109,13 @@ export class McpConnection {
       const reason = this.#closedFor;
       if (reason !== undefined && this.#client !== client)
         throw new Error(reason, { cause: error });
+      if (transport !== undefined && sessionLost(error, transport)) {
+        this.#sessionLost(transport);
+        throw new McpNotSentError(
+          `MCP server ${this.config.name} no longer knows vaultd's session (it restarted?) and refused the call, which did not run; vaultd connects again, try again later`,
+          { cause: error },
+        );
+      }
       throw error;
     }
   }
@@ -140,7 +149,12 @@ export class McpConnection {
     this.#closedFor = undefined;
     const transport = await this.#makeTransport();
     transport.onclose = () => this.#lost(this.#closedFor ?? 'the connection closed');
-    transport.onerror = (error) => this.#logger.debug({ err: error }, 'MCP transport error');
+    transport.onerror = (error) => {
+      this.#logger.debug({ err: error }, 'MCP transport error');
+      // The event stream (GET) refused for the session. A turn later: a call whose own request
+      // was refused fails with that refusal first (closing now would fail it as "closed").
+      if (sessionLost(error, transport)) setImmediate(() => this.#sessionLost(transport));
+    };
     this.#client = client;
     this.#transport = transport;
     let timer: NodeJS.Timeout | undefined;
@@ -148,7 +162,7 @@ export class McpConnection {
       await Promise.race([
         (async () => {
           await client.connect(transport);
-          this.#setTools(await listAll(client, outputs));
+          this.#setTools(await this.#listAll(client, outputs));
         })(),
         new Promise<never>((_resolve, reject) => {
           timer = setTimeout(
@@ -168,20 +182,24 @@ export class McpConnection {
     clearTimeout(timer);
     this.#state = 'up';
     this.#upSince = performance.now();
-    this.#logger.info({ tools: this.#tools.length }, 'MCP server connected');
+    this.#logger.info({ tools: this.#listing.tools.length }, 'MCP server connected');
     this.#onChange();
   }
 
-  /** Take a listing; the old array stays when nothing changed, so nothing is compiled again. */
-  #setTools(tools: McpTool[]): boolean {
-    let same = false;
-    try {
-      same = JSON.stringify(tools) === JSON.stringify(this.#tools);
-    } catch {
-      // Too deep to compare: taken as a change.
-    }
-    if (!same) this.#tools = tools;
-    return !same;
+  /**
+   * List every page with a fresh output-schema compiler ({@link listTools}: within vaultd's
+   * limits, each tool with only what vaultd uses).
+   */
+  async #listAll(client: Client, outputs: OutputValidator): Promise<ToolListing> {
+    outputs.renew();
+    return listTools(client, this.#logger);
+  }
+
+  /** Take a listing; the old one stays when nothing changed, so nothing is compiled again. */
+  #setTools(listing: ToolListing): boolean {
+    if (listing.hash === this.#listing.hash) return false;
+    this.#listing = listing;
+    return true;
   }
 
   /**
@@ -192,7 +210,7 @@ export class McpConnection {
   async #listAgain(client: Client): Promise<void> {
     if (this.#client !== client || this.#outputs === undefined) return;
     try {
-      const tools = await listAll(client, this.#outputs);
+      const tools = await this.#listAll(client, this.#outputs);
       if (this.#client === client && this.#setTools(tools)) this.#onChange();
     } catch (error) {
       this.#logger.warn({ err: error }, 'MCP server tools could not be listed again');
@@ -250,6 +268,16 @@ export class McpConnection {
     void this.#close();
   }
 
+  /**
+   * A Streamable HTTP server that no longer knows the session (it restarted) answers every request
+   * with 404 and the SDK neither closes nor starts a new session: taken as a lost connection, so a
+   * new one (a new `initialize`, the tools listed again) is made after the backoff.
+   */
+  #sessionLost(transport: Transport): void {
+    if (this.#transport !== transport) return;
+    this.#lost('the server no longer knows the session (it restarted?)');
+  }
+
   /** Start the server again after the backoff; returns the wait. */
   #scheduleRestart(): number {
     if (this.#state === 'stopped') return 0;
@@ -287,17 +315,15 @@ export class McpConnection {
   }
 }
 
-async function listAll(client: Client, outputs: OutputValidator): Promise<McpTool[]> {
-  outputs.renew();
-  const tools: McpTool[] = [];
-  let cursor: string | undefined;
-  for (let page = 0; page < 100; page++) {
-    const result = await client.listTools(cursor === undefined ? {} : { cursor });
-    // A loop, not push(...): a server's page of more than ~120,000 tools would overflow the stack.
-    for (const tool of result.tools) tools.push(tool);
-    cursor = result.nextCursor;
-    // Past what vaultd takes (adapt-list.ts), the rest is not asked for.
-    if (cursor === undefined || tools.length > MAX_TOOLS_PER_SERVER) break;
-  }
-  return tools;
+/**
+ * Whether `error` is a Streamable HTTP server's refusal of vaultd's session: 404 for a request
+ * that carried a session id (the MCP specification's word that the session is gone and the client
+ * must start a new one), or 400 saying the session id is not valid (the SDK's own server answers
+ * so for a session it does not know, as the reference servers do after a restart).
+ */
+function sessionLost(error: unknown, transport: Transport): boolean {
+  if (transport.sessionId === undefined || !(error instanceof Error)) return false;
+  if (!error.message.startsWith('Streamable HTTP error:')) return false;
+  const code = (error as { code?: unknown }).code;
+  return code === 404 || (code === 400 && /session/i.test(error.message));
 }

@@ -2,31 +2,22 @@
 // HTTP) and a small crashing server built with the SDK, through the pack host and executor, and
 // end to end from notes with a daemon child process.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
-import { ApprovalGate } from '../../../src/approval/gate.ts';
-import { compilePolicy } from '../../../src/approval/policy.ts';
-import { loadConfig } from '../../../src/config/index.ts';
-import { Executor } from '../../../src/execute/index.ts';
-import { silentLogger } from '../../../src/observe/logger.ts';
-import { ToolRegistry } from '../../../src/protocol/index.ts';
 import type { ToolProgress } from '../../../src/protocol/types.ts';
-import { PackHost, packConfigSchemas } from '../../../src/tools/host.ts';
-import { BUILTIN_PACKS } from '../../../src/tools/index.ts';
 import { readServers } from '../../../src/tools/mcp/config.ts';
 import { McpConnection } from '../../../src/tools/mcp/connection.ts';
 import { makeOutputValidator } from '../../../src/tools/mcp/output-validator.ts';
 import type { JsonSchemaType } from '@modelcontextprotocol/sdk/validation/types.js';
 import { makeUntrustedCompiler } from '../../../src/protocol/untrusted-schema.ts';
 import { mapToolName } from '../../../src/tools/mcp/tool-name.ts';
-import { ensureLayout, resolveLayout } from '../../../src/vault/index.ts';
 import {
   callBlock,
   makeVault,
@@ -38,92 +29,12 @@ import {
   type TempVault,
 } from '../../helpers/vault.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
+import { EVERYTHING, hostile, hostWith, httpServer, toolWith } from './helpers.ts';
 import { moveNote, startDaemon, stopDaemon, waitInFolder, waitPending } from '../../e2e/helpers.ts';
 
-const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const CRASHY = join(ROOT, 'test/fixtures/mcp/crashy-server.mjs');
 const HUGE = join(ROOT, 'test/fixtures/mcp/huge-http-server.mjs');
 const FILESYSTEM = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
-const HOSTILE = join(ROOT, 'test/fixtures/mcp/hostile-server.mjs');
-
-/** The config of a hostile stdio server with this tool list and these answers (see the fixture). */
-function hostile(
-  tools: unknown[],
-  results: Record<string, unknown> = {},
-  extra: Record<string, unknown> = {},
-): Record<string, unknown> {
-  return {
-    command: process.execPath,
-    args: [HOSTILE],
-    env: { HOSTILE_TOOLS: JSON.stringify(tools), HOSTILE_RESULTS: JSON.stringify(results) },
-    tools: { '*': 'safe' },
-    ...extra,
-  };
-}
-
-/** A tool declaration as a server sends it: an object input schema with these properties. */
-function toolWith(name: string, properties: Record<string, unknown>, more = {}): object {
-  return { name, inputSchema: { type: 'object', properties }, ...more };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address !== null
-          ? resolve(address.port)
-          : reject(new Error('no port')),
-      );
-    });
-  });
-}
-
-/** Start an MCP server over Streamable HTTP on a free port; it prints "listening" when ready. */
-async function httpServer(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<{ server: ChildProcess; url: string }> {
-  const port = await freePort();
-  const server: ChildProcess = spawn(process.execPath, args, {
-    env: { PATH: process.env['PATH'] ?? '', PORT: String(port), ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let log = '';
-  server.stderr?.on('data', (d: Buffer) => (log += d.toString()));
-  try {
-    await waitFor(() => log.includes('listening'), { message: 'the HTTP server is up' });
-  } catch (error) {
-    server.kill('SIGKILL');
-    throw error;
-  }
-  return { server, url: `http://127.0.0.1:${port}/mcp` };
-}
-
-/** A pack host with the mcp pack on these servers, and an executor that runs what policy allows. */
-async function hostWith(dir: string, servers: Record<string, unknown>, allow: string[] = []) {
-  const config = loadConfig({ vault: dir, env: {}, toolSchemas: packConfigSchemas(BUILTIN_PACKS) });
-  const withServers = { ...config, tools: { mcp: { servers } } };
-  const layout = resolveLayout(withServers);
-  await ensureLayout(layout);
-  const registry = new ToolRegistry();
-  const host = new PackHost({
-    packs: BUILTIN_PACKS,
-    config: withServers,
-    layout,
-    registry,
-    logger: silentLogger(),
-  });
-  await host.start();
-  const executor = new Executor(registry, {
-    gate: new ApprovalGate({ policy: compilePolicy({ allow }) }),
-    runtime: (tool) => host.runtime(tool),
-    timeoutMs: 5000,
-    retry: { attempts: 1, baseDelayMs: 1 },
-  });
-  return { registry, host, executor };
-}
 
 describe('mcp pack', { timeout: 120_000 }, () => {
   let dir: string;
