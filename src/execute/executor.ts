@@ -20,7 +20,7 @@ import { effectsOf, type Effects } from '../protocol/effects.ts';
 import { createVaultAccess, type SharedAccess } from '../vault/access.ts';
 import { canonicalPaths } from './canonical-paths.ts';
 import { realPathSync } from '../vault/canonical-path.ts';
-import { capOutput, DEFAULT_MAX_OUTPUT_BYTES } from './output-cap.ts';
+import { capFailure, capOutput, DEFAULT_MAX_OUTPUT_BYTES } from './output-cap.ts';
 import type { CallProcesses } from './exec.ts';
 import { hashArguments } from '../protocol/hash-arguments.ts';
 import { ApprovalGate, type Authorization, type Gate } from '../approval/gate.ts';
@@ -346,11 +346,17 @@ export class Executor {
         logger.warn({ err: error }, 'file change listener failed');
       }
     }
-    if ('status' in outcome) return this.#finish(call, state, outcome);
-    const capped = capOutput(
-      outcome,
-      runtime.maxOutputBytes ?? tool.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
-    );
+    const maxBytes = runtime.maxOutputBytes ?? tool.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+    if ('status' in outcome) {
+      const { message, data } = capFailure(outcome.error.message, outcome.data, maxBytes);
+      const { data: _unbounded, ...rest } = outcome;
+      return this.#finish(call, state, {
+        ...rest,
+        error: { ...outcome.error, message },
+        ...(data === undefined ? {} : { data }),
+      });
+    }
+    const capped = capOutput(outcome, maxBytes);
     if (cacheKey !== undefined) this.#cache.set(cacheKey, capped);
     return this.#finish(call, state, capped);
   }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Executor } from '../../src/execute/index.ts';
-import type { ToolCall } from '../../src/protocol/index.ts';
+import { ToolError, type ToolCall } from '../../src/protocol/index.ts';
 import { delay, registryWith, waitFor } from './helpers.ts';
 
 function slowTool(ms: number) {
@@ -177,5 +177,57 @@ describe('Executor timeout', () => {
     assert.equal(result.metadata.attempts, 3);
     assert.equal(runs, 3);
     assert.equal(executor.metrics()['hang']?.timeouts, 1);
+  });
+});
+
+describe('Executor output cap on failures', () => {
+  // A tool's error (an MCP server's isError result with structuredContent) went into the note
+  // whole, 9 MB past the cap, and data nested 100,000 deep overflowed the stack of the ledger
+  // that recorded it, losing the call's result (review finding).
+  it('bounds the message and data of an error as it bounds a result', async () => {
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 100_000; i++) deep = { d: deep };
+    const huge = 'x'.repeat(3 * 1024 * 1024);
+    const { registry } = registryWith(
+      {
+        name: 'fails_big',
+        handler: () => {
+          throw new ToolError('EXECUTION_FAILED', `server said: ${huge}`, {
+            data: { dump: huge },
+          });
+        },
+      },
+      {
+        name: 'fails_deep',
+        handler: () => {
+          throw new ToolError('EXECUTION_FAILED', 'deep', { data: deep });
+        },
+      },
+      {
+        name: 'fails_small',
+        handler: () => {
+          throw new ToolError('EXECUTION_FAILED', 'small', { data: { exit_code: 3 } });
+        },
+      },
+    );
+    const executor = new Executor(registry);
+    const big = await executor.execute({ id: 'b', name: 'fails_big', arguments: {} });
+    const message = big.error?.message ?? '';
+    assert.ok(Buffer.byteLength(message) < 300 * 1024, `${Buffer.byteLength(message)} bytes`);
+    assert.match(message, /\[output truncated: \d+ of \d+ bytes over the 262144-byte cap/);
+    assert.match(message, /\[structured data dropped: \d+ bytes, over the 262144-byte cap\]/);
+    assert.equal(big.data, undefined);
+
+    const nested = await executor.execute({ id: 'd', name: 'fails_deep', arguments: {} });
+    assert.equal(nested.data, undefined);
+    assert.match(
+      nested.error?.message ?? '',
+      /structured data dropped: not plain JSON, or nested too deep/,
+    );
+    // What records and renders a result walks it: it must be plain, shallow JSON now.
+    assert.doesNotThrow(() => JSON.stringify(nested));
+
+    const small = await executor.execute({ id: 's', name: 'fails_small', arguments: {} });
+    assert.deepEqual([small.error?.message, small.data], ['small', { exit_code: 3 }]);
   });
 });
