@@ -6,6 +6,10 @@ export const REDACTED = '[redacted]';
 // Keys whose string values are secrets wherever they appear in the config.
 const SECRET_KEY =
   /pass(word)?|secret|token|api_?key|apikey|auth(orization)?|credential|cookie|bearer|private/i;
+// Names of environment variables and command-line flags that hold secrets: wider than SECRET_KEY,
+// since `OPENAI_KEY` or `--api-key` name nothing else (a config key named `key` may be a path).
+const SECRET_NAME =
+  /pass(word|wd)?|pwd|secret|token|key|auth|credential|cookie|bearer|private|session|signature|dsn/i;
 // user:password@ after a URL's `://` (see replaceUserInfo).
 const USER_INFO = /[^\s/@:]+:[^\s/@]+@/y;
 // Values this short are not secrets worth hiding (and hiding them would spoil ordinary text).
@@ -82,12 +86,28 @@ export function collectSecrets(
       return;
     }
     if (Array.isArray(value)) {
-      for (const item of value) visit(item, key, secretParent);
+      // A program's arguments (`args` of an MCP or language server, a command tool): the value of
+      // a secret-looking flag, `--api-key VALUE` or `--api-key=VALUE` (review finding: a server
+      // that echoed its command line put the key into the note).
+      value.forEach((item, i) => {
+        visit(item, key, secretParent);
+        if (key !== 'args' || typeof item !== 'string') return;
+        const flag = /^--?([\w.-]+)(?:=(.*))?$/s.exec(item);
+        if (flag === null || !SECRET_NAME.test(flag[1] as string)) return;
+        const next = value[i + 1];
+        if (flag[2] !== undefined) add(flag[2]);
+        else if (typeof next === 'string' && !next.startsWith('-')) add(next);
+      });
       return;
     }
     if (value !== null && typeof value === 'object') {
       for (const [k, v] of Object.entries(value)) {
-        // Webhook channel maps and request headers hold nothing but secrets.
+        // Webhook channel maps and request headers hold nothing but secrets; in the environment
+        // of a program vaultd starts (`env` of an MCP or language server, a command tool), a
+        // variable whose name says so (`OPENAI_KEY`, `DB_PASSWORD`), which SECRET_KEY missed.
+        const secretVariable =
+          key === 'env' && typeof v === 'string' && SECRET_NAME.test(k) && !secretParent;
+        if (secretVariable) add(v);
         visit(v, k, secretParent || k === 'channels' || k === 'headers');
       }
     }

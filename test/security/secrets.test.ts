@@ -82,6 +82,40 @@ describe('redaction', () => {
     assert.equal(JSON.stringify(out), '{"__proto__":{"k":"[redacted]"},"l":[1,"[redacted]"]}');
     assert.equal(hostile.l[1], 'p4ssword!');
   });
+
+  it('hides the secrets in the environment and the arguments of the programs vaultd starts (review finding)', () => {
+    // A server that echoed its environment or command line put these into the note: the keys
+    // did not match the secret-key pattern.
+    const secrets = collectSecrets(
+      {
+        tools: {
+          mcp: {
+            servers: {
+              s: {
+                command: 'server',
+                args: ['--api-key', 'sk-live-ARGSECRET123', '--token=tok-EQUALS-987', '--verbose'],
+                env: { OPENAI_KEY: 'sk-live-ENVSECRET456', NODE_ENV: 'production' },
+              },
+            },
+          },
+          commands: { deploy: { env: { SENDGRID_KEY: 'SG.key-value-42', LANG: 'en_US.UTF-8' } } },
+        },
+      },
+      [],
+      {},
+    );
+    for (const secret of [
+      'sk-live-ARGSECRET123',
+      'tok-EQUALS-987',
+      'sk-live-ENVSECRET456',
+      'SG.key-value-42',
+    ]) {
+      assert.ok(secrets.includes(secret), secret);
+    }
+    for (const plain of ['production', 'en_US.UTF-8', '--verbose', 'server']) {
+      assert.ok(!secrets.includes(plain), `${plain} is not a secret`);
+    }
+  });
 });
 
 describe('the encoded spellings of a secret', () => {
