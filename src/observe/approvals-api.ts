@@ -37,6 +37,47 @@ export interface ApprovalsBackend {
   >;
 }
 
+/** Requests listed per page unless `limit` says otherwise, and the most `limit` may ask for. */
+const DEFAULT_PAGE = 100;
+const MAX_PAGE = 1000;
+/** JSON bytes of the requests on one page (at least one is always listed). */
+const PAGE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * One page of the pending requests, oldest first (by time asked, then id), from after the cursor
+ * `after` (the `next` of the page before), at most `limit` requests and about 4 MiB. Agents can
+ * fill the list with calls of 50 KB each: the whole list as one answer was 203 MB, built on the
+ * main thread for 11 s, at 4,000 requests, and past V8's longest string at 20,000 (review
+ * finding).
+ * @returns the page and the cursor of the next one (null at the end), or what is wrong.
+ */
+function pageOf(
+  all: readonly ApprovalView[],
+  query: URLSearchParams,
+): { approvals: ApprovalView[]; next: string | null } | string {
+  const limitText = query.get('limit');
+  const limit = limitText === null ? DEFAULT_PAGE : Number(limitText);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE)
+    return `limit must be a whole number from 1 to ${MAX_PAGE}`;
+  const after = query.get('after');
+  const key = (v: ApprovalView): string => `${v.requested_at}~${v.id}`;
+  const sorted = [...all].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+  const approvals: ApprovalView[] = [];
+  let bytes = 0;
+  let next: string | null = null;
+  for (const view of sorted) {
+    if (after !== null && key(view) <= after) continue;
+    const size = Buffer.byteLength(JSON.stringify(view));
+    if (approvals.length === limit || (approvals.length > 0 && bytes + size > PAGE_BYTES)) {
+      next = key(approvals[approvals.length - 1] as ApprovalView);
+      break;
+    }
+    approvals.push(view);
+    bytes += size;
+  }
+  return { approvals, next };
+}
+
 /** Longest request body accepted. */
 const MAX_BODY = 64 * 1024;
 const DECIDE = /^\/approvals\/(apr_[a-z2-7]{26})\/(approve|reject)$/;
@@ -80,7 +121,9 @@ export async function serveApprovals(
       sendJson(res, 405, { error: `method ${req.method ?? ''} not allowed` }, { allow: 'GET' });
       return;
     }
-    sendJson(res, 200, { approvals: backend.list() });
+    const page = pageOf(backend.list(), new URL(req.url ?? '/', 'http://localhost').searchParams);
+    if (typeof page === 'string') sendJson(res, 400, { error: page });
+    else sendJson(res, 200, page);
     return;
   }
   const match = DECIDE.exec(path);

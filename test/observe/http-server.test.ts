@@ -197,6 +197,79 @@ describe('startHttpServer', () => {
     assert.equal((await fetchText(`${server.url}/health`)).status, 200);
   });
 
+  it('lists pending approvals a page at a time, within a byte budget (review finding)', async () => {
+    // Agents can fill the list with calls of 50 KB each: the whole list as one answer was 203 MB
+    // at 4,000 requests, built on the main thread for 11 s.
+    const token = 'a-token-of-the-operator-0123456789';
+    const views = Array.from({ length: 250 }, (_, i) => ({
+      id: `apr_${String(i).padStart(26, 'a')}`,
+      note: `Pending_Approval/n${i}.md`,
+      call_id: `c${i}`,
+      tool: 'send_notification',
+      arguments: { body: i < 200 ? 'x'.repeat(60_000) : 'short' },
+      preview: null,
+      reason: 'dangerous',
+      requested_at: new Date(Date.UTC(2026, 10, 28, 0, 0, i)).toISOString(),
+      expires_at: '2026-12-05T00:00:00.000Z',
+      state: 'pending',
+    }));
+    const { server } = await start({
+      apiToken: token,
+      approvals: { list: () => views.toReversed(), decide: () => Promise.reject(new Error('no')) },
+    });
+    const page = async (query: string) => {
+      const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(
+          `${server.url}/approvals${query}`,
+          { headers: { authorization: `Bearer ${token}` } },
+          (r) => {
+            let body = '';
+            r.setEncoding('utf8');
+            r.on('data', (c: string) => (body += c));
+            r.on('end', () => resolve({ status: r.statusCode ?? 0, body }));
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      });
+      return {
+        status: res.status,
+        bytes: res.body.length,
+        ...(JSON.parse(res.body) as {
+          approvals?: { call_id: string }[];
+          next?: string | null;
+          error?: string;
+        }),
+      };
+    };
+    const seen: string[] = [];
+    let next: string | null = null;
+    let pages = 0;
+    do {
+      const got = await page(next === null ? '' : `?after=${encodeURIComponent(next)}`);
+      assert.equal(got.status, 200);
+      assert.ok(got.bytes < 5 * 1024 * 1024, `a page of ${got.bytes} bytes`);
+      seen.push(...(got.approvals ?? []).map((a) => a.call_id));
+      next = got.next ?? null;
+      pages++;
+    } while (next !== null && pages < 20);
+    assert.deepEqual(
+      seen,
+      views.map((v) => v.call_id),
+      'every request once, oldest first',
+    );
+    assert.ok(pages >= 4, `${pages} pages`);
+    const small = await page(
+      '?limit=10&after=' + encodeURIComponent(`${views[199]?.requested_at}~${views[199]?.id}`),
+    );
+    assert.deepEqual(
+      small.approvals?.map((a) => a.call_id),
+      views.slice(200, 210).map((v) => v.call_id),
+    );
+    assert.equal((await page('?limit=0')).status, 400);
+    assert.equal((await page('?limit=5000')).status, 400);
+  });
+
   it('GET /events streams bus events in order with event names and ids', async () => {
     const { server, bus } = await start();
     const client = openEvents(server.url);
