@@ -502,6 +502,7 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
     isWatching: () => watcher !== undefined && ready,
     conditions: () => conditions.list(),
     approvals: approvalsBackend(gate, (request) => queueRequestNote(request.note)),
+    pendingApprovals: () => gate.requests?.waiting() ?? 0,
   });
   started.push(() => monitor.close());
   started.push(() => queue.pause());

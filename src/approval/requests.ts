@@ -161,6 +161,18 @@ export class ApprovalRequests {
       .sort((a, b) => a.requestedAt.localeCompare(b.requestedAt));
   }
 
+  /**
+   * How many requests are pending and not past their expiry: the calls waiting for a human as
+   * vaultd recorded them (a note's text can claim any number).
+   * @param now the time to compare expiries with.
+   */
+  waiting(now = Date.now()): number {
+    let n = 0;
+    for (const r of this.#byId.values())
+      if (r.state === 'pending' && Date.parse(r.expiresAt) > now) n++;
+    return n;
+  }
+
   /** Every request, oldest first. */
   all(): ApprovalRequest[] {
     return [...this.#byId.values()].sort((a, b) => a.requestedAt.localeCompare(b.requestedAt));

@@ -34,6 +34,8 @@ export interface MonitorOptions {
   conditions?(): readonly { code: string; message: string; since: string }[];
   /** The approvals the HTTP API lists and decides (off without a token). */
   readonly approvals?: ApprovalsBackend;
+  /** How many calls wait for a human, as the request store holds them (the pending metric). */
+  pendingApprovals?(): number;
 }
 
 /** The running observability: HTTP endpoints and `Dashboard.md`. */
@@ -169,7 +171,11 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
       {
         queueDepth: options.queueDepth,
         notesPerState: () => ({ ...snapshot.notes }),
-        pendingApprovals: () => snapshot.pending.reduce((n, p) => n + p.calls.length, 0),
+        // From the request store, not the notes' text: a note written straight into
+        // Pending_Approval/ with a forged section of 50 calls counted 50, and an agent deleting
+        // its section hid a waiting call from alerts (review finding).
+        pendingApprovals: () =>
+          options.pendingApprovals?.() ?? snapshot.pending.reduce((n, p) => n + p.calls.length, 0),
         stuckCalls: () => options.executor.stuck,
         conditions: () => options.conditions?.() ?? [],
       },

@@ -57,6 +57,20 @@ describe('ApprovalRequests', () => {
     await store.close();
   });
 
+  it('counts the calls waiting as it recorded them: pending and not past expiry (the pending metric)', async () => {
+    // The metric counted the calls the notes' Approval sections listed: a forged section of 50
+    // calls counted 50, a deleted one hid a waiting call (review finding).
+    const store = await ApprovalRequests.open(stateDir);
+    assert.equal(store.waiting(), 0);
+    const a = await store.create(call);
+    await store.create(call);
+    await store.create({ ...call, expireAfterMs: 1000, now: new Date(Date.now() - 5000) });
+    assert.equal(store.waiting(), 2, 'an expired request is not waiting');
+    await store.decide(a.id, approve());
+    assert.equal(store.waiting(), 1, 'a decided one neither');
+    await store.close();
+  });
+
   it('counts a decision once, only for a pending request, and survives a reopen', async () => {
     const store = await ApprovalRequests.open(stateDir);
     const request = await store.create(call);
