@@ -7,10 +7,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
   callBlock,
-  makeVault,
   note,
   resultsOf,
-  ROOT,
   type DaemonProcess,
   type TempVault,
 } from '../helpers/vault.ts';
@@ -18,15 +16,14 @@ import { waitFor } from '../helpers/wait-for.ts';
 import {
   editInPlace,
   readLogs,
-  startDaemon,
+  flipTools,
+  startChangingMcp,
   stopDaemon,
   tickBox,
   waitInFolder,
   waitPending,
 } from './helpers.ts';
 import { GrantStore } from '../../src/approval/grants.ts';
-
-const HOSTILE = join(ROOT, 'test/fixtures/mcp/hostile-server.mjs');
 
 /** The server's `act`; `extra` adds a parameter, as a new version of the server would. */
 function act(extra: boolean): object {
@@ -43,25 +40,13 @@ function act(extra: boolean): object {
   };
 }
 
-const flip = { name: 'flip', inputSchema: { type: 'object', properties: {} } };
-
 describe('e2e: a grant covers the tool as it was granted', { timeout: 120_000 }, () => {
   let vault: TempVault;
   let daemon: DaemonProcess;
 
   before(async () => {
-    const server = {
-      command: process.execPath,
-      args: [HOSTILE],
-      env: {
-        HOSTILE_TOOLS: JSON.stringify([act(false), flip]),
-        // Calling flip makes the server list act again, with one more parameter.
-        HOSTILE_RESULTS: JSON.stringify({ flip: { relist: [act(true), flip] } }),
-      },
-      tools: { flip: 'safe' },
-    };
-    vault = await makeVault(`tools: ${JSON.stringify({ mcp: { servers: { h: server } } })}\n`);
-    daemon = await startDaemon(vault);
+    // Calling flip makes the server list act again, with one more parameter.
+    ({ vault, daemon } = await startChangingMcp([act(false)], [act(true)]));
   });
 
   after(async () => {
@@ -86,12 +71,7 @@ describe('e2e: a grant covers the tool as it was granted', { timeout: 120_000 },
     assert.equal(resultsOf(second)[0]?.metadata['approved_by'], 'policy');
 
     // The server lists act again, now with a parameter the human never saw.
-    await vault.drop('flip.md', note('Flip', callBlock('h_flip', {}, 'flip-1')));
-    await waitInFolder(vault, 'flip.md', 'Done');
-    await waitFor(
-      () => (daemon.output().match(/"pack":"mcp","added":\["h_act"/g) ?? []).length >= 2,
-      { message: 'the new tool list taken' },
-    );
+    await flipTools(vault, daemon, 'h_act');
 
     await vault.drop('g-3.md', note('G 3', callBlock('h_act', { target: 'c' }, 'g-3')));
     // Before the fix the old grant ran it: wait for whichever comes first.

@@ -3,7 +3,16 @@
 import { existsSync } from 'node:fs';
 import { readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startCli, STATE_FOLDERS, type DaemonProcess, type TempVault } from '../helpers/vault.ts';
+import {
+  callBlock,
+  makeVault,
+  note,
+  ROOT,
+  startCli,
+  STATE_FOLDERS,
+  type DaemonProcess,
+  type TempVault,
+} from '../helpers/vault.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 /** The boxes under a pending call. */
@@ -17,6 +26,54 @@ export async function startDaemon(vault: TempVault): Promise<DaemonProcess> {
   const daemon = startCli(['run', '--config', vault.configPath]);
   await daemon.ready();
   return daemon;
+}
+
+const HOSTILE_MCP = join(ROOT, 'test/fixtures/mcp/hostile-server.mjs');
+const FLIP = { name: 'flip', inputSchema: { type: 'object', properties: {} } };
+
+/**
+ * A vault whose MCP server `h` (the hostile fixture) lists `tools`, and lists `relist` instead once
+ * its safe tool `h_flip` is called (see {@link flipTools}), with a daemon running on it: a server
+ * that changes its tools while vaultd runs.
+ * @param tools the tool declarations listed first.
+ * @param relist the declarations listed after the flip.
+ */
+export async function startChangingMcp(
+  tools: readonly object[],
+  relist: readonly object[],
+): Promise<{ vault: TempVault; daemon: DaemonProcess }> {
+  const server = {
+    command: process.execPath,
+    args: [HOSTILE_MCP],
+    env: {
+      HOSTILE_TOOLS: JSON.stringify([...tools, FLIP]),
+      HOSTILE_RESULTS: JSON.stringify({ flip: { relist: [...relist, FLIP] } }),
+    },
+    tools: { flip: 'safe' },
+  };
+  // YAML takes JSON as it is.
+  const vault = await makeVault(`tools: ${JSON.stringify({ mcp: { servers: { h: server } } })}\n`);
+  return { vault, daemon: await startDaemon(vault) };
+}
+
+/**
+ * Call the server's `h_flip` through a note and wait until vaultd took the new tool list.
+ * @param vault the vault of {@link startChangingMcp}.
+ * @param daemon its daemon.
+ * @param tool a tool of the new list, whose listing to wait for.
+ */
+export async function flipTools(
+  vault: TempVault,
+  daemon: DaemonProcess,
+  tool: string,
+): Promise<void> {
+  await vault.drop('flip.md', note('Flip', callBlock('h_flip', {}, 'flip-1')));
+  await waitInFolder(vault, 'flip.md', 'Done');
+  // The new list is taken (the first was taken at the start).
+  const added = `"pack":"mcp","added":["${tool}"`;
+  await waitFor(() => daemon.output().split(added).length > 2, {
+    message: 'the new tool list taken',
+  });
 }
 
 /**

@@ -4,28 +4,20 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import {
-  callBlock,
-  makeVault,
-  note,
-  ROOT,
-  type DaemonProcess,
-  type TempVault,
-} from '../helpers/vault.ts';
+import { callBlock, note, type DaemonProcess, type TempVault } from '../helpers/vault.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import {
   editInPlace,
   editParameters,
   readLogs,
   shownCalls,
-  startDaemon,
+  flipTools,
+  startChangingMcp,
   stopDaemon,
   tickBox,
   waitInFolder,
   waitPending,
 } from './helpers.ts';
-
-const HOSTILE = join(ROOT, 'test/fixtures/mcp/hostile-server.mjs');
 
 /** The server's `act`, whose `force` defaults to `force` in this version of its schema. */
 function act(force: boolean): object {
@@ -42,26 +34,13 @@ function act(force: boolean): object {
   };
 }
 
-const flip = { name: 'flip', inputSchema: { type: 'object', properties: {} } };
-
 describe('e2e: a tool whose schema changes while a call waits', { timeout: 120_000 }, () => {
   let vault: TempVault;
   let daemon: DaemonProcess;
 
   before(async () => {
-    const server = {
-      command: process.execPath,
-      args: [HOSTILE],
-      env: {
-        HOSTILE_TOOLS: JSON.stringify([act(false), flip]),
-        // Calling flip makes the server list act again, now forcing by default.
-        HOSTILE_RESULTS: JSON.stringify({ flip: { relist: [act(true), flip] } }),
-      },
-      tools: { flip: 'safe' },
-    };
-    // YAML takes JSON as it is.
-    vault = await makeVault(`tools: ${JSON.stringify({ mcp: { servers: { h: server } } })}\n`);
-    daemon = await startDaemon(vault);
+    // Calling flip makes the server list act again, now forcing by default.
+    ({ vault, daemon } = await startChangingMcp([act(false)], [act(true)]));
   });
 
   after(async () => {
@@ -77,13 +56,7 @@ describe('e2e: a tool whose schema changes while a call waits', { timeout: 120_0
     const asked = await waitPending(vault, 'act.md');
     assert.deepEqual(shownCalls(asked)[0]?.parameters, { target: 'prod', force: false });
 
-    await vault.drop('flip.md', note('Flip', callBlock('h_flip', {}, 'flip-1')));
-    await waitInFolder(vault, 'flip.md', 'Done');
-    // The new list is taken (the first was taken at the start).
-    await waitFor(
-      () => (daemon.output().match(/"pack":"mcp","added":\["h_act"/g) ?? []).length >= 2,
-      { message: 'the new tool list taken' },
-    );
+    await flipTools(vault, daemon, 'h_act');
     // The human drops `force: false`, the default they were shown, and approves.
     const path = join(vault.root, 'Pending_Approval', 'act.md');
     await editInPlace(path, (t) =>
