@@ -31,6 +31,11 @@ export interface Authorization {
   readonly rule: string | null;
   /** The call's effects as decided with the permission: the executor does not decide them again. */
   readonly effects?: Effects;
+  /**
+   * The tool's pack and schema when the permission was issued: redeemed only for that tool (an MCP
+   * server's new list between the decision and the run is another tool).
+   */
+  readonly identity?: ToolIdentity;
 }
 
 /** What the gate says about a call. */
@@ -69,7 +74,16 @@ export interface GateCall {
 export interface Gate {
   evaluate(call: GateCall): GateVerdict;
   /** True once for an authorization this gate issued for exactly this call; false otherwise. */
-  redeem(auth: Authorization, call: { id: string; name: string; argsHash: string }): boolean;
+  redeem(auth: Authorization, call: RedeemCall): boolean;
+}
+
+/** The call about to run, as {@link Gate.redeem} compares it with the permission. */
+export interface RedeemCall {
+  readonly id: string;
+  readonly name: string;
+  readonly argsHash: string;
+  /** The tool's identity now; a permission issued for another identity is refused. */
+  readonly identity?: ToolIdentity | undefined;
 }
 
 /** Options of {@link ApprovalGate}. */
@@ -310,11 +324,15 @@ export class ApprovalGate implements Gate {
    * @param auth the authorization the caller holds.
    * @param call the call about to run.
    */
-  redeem(auth: Authorization, call: { id: string; name: string; argsHash: string }): boolean {
+  redeem(auth: Authorization, call: RedeemCall): boolean {
     const issued = this.#issued.get(auth);
     if (issued === undefined || this.#redeemed.has(auth)) return false;
     if (auth.callId !== call.id || auth.tool !== call.name || auth.argsHash !== call.argsHash)
       return false;
+    // The tool changed between the decision and the run (an MCP server's new list while the call
+    // waited for a slot): the grant or the human decided about the tool as it was (review
+    // finding).
+    if (!sameIdentity(issued.call.identity, call.identity)) return false;
     // A policy reloaded since the permission was issued (SIGHUP) is asked again: a call allowed,
     // granted or approved before a new deny rule, still queued for a slot, ran after the
     // operator forbade it. Deny rules only: an approval stays an approval.
@@ -346,6 +364,7 @@ export class ApprovalGate implements Gate {
       request,
       rule,
       ...(call.effects === undefined ? {} : { effects: call.effects }),
+      ...(call.identity === undefined ? {} : { identity: call.identity }),
     });
     this.#issued.set(auth, { call, generation: this.#generation });
     return auth;
@@ -356,4 +375,19 @@ export class ApprovalGate implements Gate {
       throw new Error('this approval gate has no request store: it cannot ask a human');
     return this.#requests;
   }
+}
+
+/**
+ * True when two tool identities are the same, or one of them is unknown (a call checked without
+ * its tool, as some tests and callers do): a permission is refused only for a known other tool.
+ */
+export function sameIdentity(
+  issued: ToolIdentity | undefined,
+  now: ToolIdentity | undefined,
+): boolean {
+  return (
+    issued === undefined ||
+    now === undefined ||
+    (issued.pack === now.pack && issued.schema === now.schema)
+  );
 }

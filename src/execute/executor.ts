@@ -23,7 +23,7 @@ import { realPathSync } from '../vault/canonical-path.ts';
 import { capFailure, capOutput, DEFAULT_MAX_OUTPUT_BYTES } from './output-cap.ts';
 import type { CallProcesses } from './exec.ts';
 import { hashArguments } from '../protocol/hash-arguments.ts';
-import { ApprovalGate, type Authorization, type Gate } from '../approval/gate.ts';
+import { ApprovalGate, sameIdentity, type Authorization, type Gate } from '../approval/gate.ts';
 import { toolIdentity } from '../approval/grants.ts';
 import { silentLogger } from '../observe/logger.ts';
 import { raceAbort, sleep } from './abort.ts';
@@ -261,7 +261,17 @@ export class Executor {
       }
       auth = verdict.auth;
     }
-    if (!this.#gate.redeem(auth, { id: call.id, name: tool.name, argsHash })) {
+    const identity = toolIdentity(tool);
+    if (!sameIdentity(auth.identity, identity)) {
+      return this.#finish(call, state, {
+        status: 'rejected',
+        error: makeError(
+          'PERMISSION_DENIED',
+          `${tool.name} changed after this call was allowed (its pack or its parameters are not the ones the grant, rule or human decided about); it was not run: write the call again to have it decided for ${tool.name} as it is now`,
+        ),
+      });
+    }
+    if (!this.#gate.redeem(auth, { id: call.id, name: tool.name, argsHash, identity })) {
       return this.#finish(call, state, {
         status: 'rejected',
         error: makeError(

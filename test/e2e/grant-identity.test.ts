@@ -99,3 +99,70 @@ describe('e2e: a grant covers the tool as it was granted', { timeout: 120_000 },
     assert.equal(resultsOf(fourth)[0]?.metadata['approved_by'], 'policy');
   });
 });
+
+describe('e2e: a grant covers the tool as it is when the call runs', { timeout: 120_000 }, () => {
+  let vault: TempVault;
+  let daemon: DaemonProcess;
+
+  before(async () => {
+    // One call at a time, and a command that waits: a note's calls are decided when it is read
+    // and run in turn, so the tool list can change in between.
+    // The new parameter has no default: the arguments, and their hash, stay the same.
+    const optional = {
+      name: 'act',
+      inputSchema: {
+        type: 'object',
+        properties: { target: { type: 'string' }, recursive: { type: 'boolean' } },
+        required: ['target'],
+      },
+    };
+    ({ vault, daemon } = await startChangingMcp([act(false)], [optional], {
+      yaml: 'concurrency: 1\n',
+      packs: {
+        commands: {
+          nap: { description: 'Wait a moment.', argv: ['/bin/sleep', '2'], safety: 'safe' },
+        },
+      },
+    }));
+  });
+
+  after(async () => {
+    await stopDaemon(daemon);
+    await vault.cleanup();
+  });
+
+  it('does not run a call under a grant when the tool changed after its note was read (review finding)', async () => {
+    await vault.drop('g-1.md', note('G 1', callBlock('h_act', { target: 'a' }, 'g-1')));
+    await waitPending(vault, 'g-1.md');
+    await editInPlace(join(vault.root, 'Pending_Approval', 'g-1.md'), (t) =>
+      tickBox(t, 'g-1', 'always allow'),
+    );
+    await waitInFolder(vault, 'g-1.md', 'Done');
+    // One note: the flip changes act's schema, the nap lets the new list arrive, then act.
+    await vault.drop(
+      'r.md',
+      note(
+        'R',
+        callBlock('h_flip', {}, 'r-1'),
+        callBlock('nap', {}, 'r-2'),
+        callBlock('h_act', { target: 'x' }, 'r-3'),
+      ),
+    );
+    const text = await waitFor(
+      async () => {
+        const folder = await vault.whereIs('r.md');
+        if (folder === undefined || folder === 'In_Progress' || folder === 'Needs_Action')
+          return undefined;
+        return vault.read(folder, 'r.md');
+      },
+      { timeoutMs: 60_000 },
+    );
+    const act3 = resultsOf(text).find((r) => r.id === 'r-3');
+    assert.equal(act3?.status, 'rejected', 'h_act did not run under the grant for its old schema');
+    assert.match(String(act3?.content), /h_act changed after this call was allowed/);
+    assert.equal(await ran('r-3'), false);
+  });
+
+  const ran = async (id: string): Promise<boolean> =>
+    (await readLogs(vault)).some((l) => l.call_id === id && l.status === 'success');
+});

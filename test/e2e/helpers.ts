@@ -37,10 +37,12 @@ const FLIP = { name: 'flip', inputSchema: { type: 'object', properties: {} } };
  * that changes its tools while vaultd runs.
  * @param tools the tool declarations listed first.
  * @param relist the declarations listed after the flip.
+ * @param extra config lines before `tools`, and more tool packs' sections.
  */
 export async function startChangingMcp(
   tools: readonly object[],
   relist: readonly object[],
+  extra: { readonly yaml?: string; readonly packs?: Record<string, unknown> } = {},
 ): Promise<{ vault: TempVault; daemon: DaemonProcess }> {
   const server = {
     command: process.execPath,
@@ -52,7 +54,8 @@ export async function startChangingMcp(
     tools: { flip: 'safe' },
   };
   // YAML takes JSON as it is.
-  const vault = await makeVault(`tools: ${JSON.stringify({ mcp: { servers: { h: server } } })}\n`);
+  const packs = { mcp: { servers: { h: server } }, ...extra.packs };
+  const vault = await makeVault(`${extra.yaml ?? ''}tools: ${JSON.stringify(packs)}\n`);
   return { vault, daemon: await startDaemon(vault) };
 }
 
