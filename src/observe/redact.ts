@@ -8,8 +8,35 @@ const SECRET_KEY =
   /pass(word)?|secret|token|api_?key|apikey|auth(orization)?|credential|cookie|bearer|private/i;
 // Names of environment variables and command-line flags that hold secrets: wider than SECRET_KEY,
 // since `OPENAI_KEY` or `--api-key` name nothing else (a config key named `key` may be a path).
-const SECRET_NAME =
-  /pass(word|wd)?|pwd|secret|token|key|auth|credential|cookie|bearer|private|session|signature|dsn/i;
+// Matched by whole words of the name (`OPENAI_KEY`, `--api-key`, `apiKey`), so that
+// `GIT_AUTHOR_NAME`, `XDG_SESSION_TYPE`, `KEYBOARD_LAYOUT` or `--tokenizer` are not.
+const SECRET_WORDS = new Set([
+  'key',
+  'apikey',
+  'token',
+  'secret',
+  'password',
+  'passwd',
+  'pass',
+  'pwd',
+  'pat',
+  'dsn',
+  'cookie',
+  'credential',
+  'credentials',
+  'bearer',
+  'auth',
+  'authorization',
+]);
+
+/** Whether a variable's or a flag's name says it holds a secret: one of its words does. */
+function secretName(name: string): boolean {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .some((word) => SECRET_WORDS.has(word));
+}
 // user:password@ after a URL's `://` (see replaceUserInfo).
 const USER_INFO = /[^\s/@:]+:[^\s/@]+@/y;
 // Values this short are not secrets worth hiding (and hiding them would spoil ordinary text).
@@ -93,21 +120,28 @@ export function collectSecrets(
         visit(item, key, secretParent);
         if (key !== 'args' || typeof item !== 'string') return;
         const flag = /^--?([\w.-]+)(?:=(.*))?$/s.exec(item);
-        if (flag === null || !SECRET_NAME.test(flag[1] as string)) return;
+        // `--no-auth` turns something off: what follows is not its value.
+        if (flag === null || /^no-/.test(flag[1] as string) || !secretName(flag[1] as string))
+          return;
         const next = value[i + 1];
         if (flag[2] !== undefined) add(flag[2]);
-        else if (typeof next === 'string' && !next.startsWith('-')) add(next);
+        // A path after the flag names a file holding the secret, not the secret.
+        else if (typeof next === 'string' && !next.startsWith('-') && !next.startsWith('/'))
+          add(next);
       });
       return;
     }
     if (value !== null && typeof value === 'object') {
       for (const [k, v] of Object.entries(value)) {
-        // Webhook channel maps and request headers hold nothing but secrets; in the environment
-        // of a program vaultd starts (`env` of an MCP or language server, a command tool), a
-        // variable whose name says so (`OPENAI_KEY`, `DB_PASSWORD`), which SECRET_KEY missed.
-        const secretVariable =
-          key === 'env' && typeof v === 'string' && SECRET_NAME.test(k) && !secretParent;
-        if (secretVariable) add(v);
+        // In the environment of a program vaultd starts (`env` of an MCP or language server, a
+        // command tool), a variable whose name says so by its words (`OPENAI_KEY`, `DB_PASSWORD`,
+        // which SECRET_KEY missed; not `GIT_AUTHOR_NAME`, which it took for `auth`).
+        if (key === 'env' && typeof v === 'string') {
+          if (secretName(k)) add(v);
+          visit(v, '', secretParent);
+          continue;
+        }
+        // Webhook channel maps and request headers hold nothing but secrets.
         visit(v, k, secretParent || k === 'channels' || k === 'headers');
       }
     }

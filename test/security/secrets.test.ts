@@ -93,8 +93,28 @@ describe('redaction', () => {
             servers: {
               s: {
                 command: 'server',
-                args: ['--api-key', 'sk-live-ARGSECRET123', '--token=tok-EQUALS-987', '--verbose'],
-                env: { OPENAI_KEY: 'sk-live-ENVSECRET456', NODE_ENV: 'production' },
+                args: [
+                  '--api-key',
+                  'sk-live-ARGSECRET123',
+                  '--token=tok-EQUALS-987',
+                  '--verbose',
+                  '--no-auth',
+                  'Notes',
+                  '--auth',
+                  '/home/alice/vault',
+                  '--tokenizer',
+                  'cl100k-base',
+                  '--key-file',
+                  '/etc/vaultd/key.pem',
+                ],
+                env: {
+                  OPENAI_KEY: 'sk-live-ENVSECRET456',
+                  NODE_ENV: 'production',
+                  GIT_AUTHOR_NAME: 'Alice Example',
+                  XDG_SESSION_TYPE: 'wayland',
+                  KEYBOARD_LAYOUT: 'dvorak-intl',
+                  githubToken: 'ghp-camelCASE-555',
+                },
               },
             },
           },
@@ -109,10 +129,23 @@ describe('redaction', () => {
       'tok-EQUALS-987',
       'sk-live-ENVSECRET456',
       'SG.key-value-42',
+      'ghp-camelCASE-555',
     ]) {
       assert.ok(secrets.includes(secret), secret);
     }
-    for (const plain of ['production', 'en_US.UTF-8', '--verbose', 'server']) {
+    for (const plain of [
+      'production',
+      'en_US.UTF-8',
+      '--verbose',
+      'server',
+      'Alice Example',
+      'wayland',
+      'dvorak-intl',
+      '/home/alice/vault',
+      'Notes',
+      'cl100k-base',
+      '/etc/vaultd/key.pem',
+    ]) {
       assert.ok(!secrets.includes(plain), `${plain} is not a secret`);
     }
   });
