@@ -638,9 +638,10 @@ type VaultDecision =
  * that came after the question) and has decided it, or whether their decision is now being made:
  * then the decision stands, through {@link decideAsking}. A call rejected through the API, or
  * ticked rejected, ran under a grant given on another call of the note after the question, and
- * an approval with edited parameters ran with the agent's (review finding). A question nobody has
- * answered yet is withdrawn (superseded) and the call runs as the gate says; when the request
- * cannot be withdrawn, a decision came meanwhile, and it stands.
+ * an approval with edited parameters ran with the agent's (review finding). An expired question
+ * ends the call rejected as expired, as it does without a grant. A question nobody has answered
+ * yet, still in time, is withdrawn (superseded) and the call runs as the gate says; when the
+ * request cannot be withdrawn, a decision came meanwhile, and it stands.
  */
 async function decidedByHuman(
   ctx: PipelineContext,
@@ -669,6 +670,9 @@ async function decidedByHuman(
   if (request.state === 'approved' || request.state === 'rejected' || request.state === 'expired')
     return true;
   if (request.state !== 'pending') return false;
+  // Past its expiry it is expired whether or not the sweep has marked it yet: it ends rejected as
+  // expired either way, never one way or the other by the sweep's timing (review finding).
+  if (Date.parse(request.expiresAt) <= Date.now()) return true;
   if (vaultDecision(ctx, work, section, decision).kind === 'decided') return true;
   return !(await requests.setState(request.id, 'superseded', ['pending']));
 }
