@@ -359,11 +359,20 @@ export class LanguageServer {
     try {
       return await this.#diagnostics(uri, mark, version, signal);
     } finally {
-      const open = this.#documents.get(uri);
-      if (open !== undefined) {
-        open.waiting = Math.max(0, open.waiting - 1);
-        if (open.waiting === 0) this.#published.delete(uri);
-      }
+      this.release(uri);
+    }
+  }
+
+  /**
+   * End the wait a touching {@link LanguageServer.sync} began without asking for the diagnostics
+   * (the call ended before it came to this file): its publishes are no longer kept.
+   * @param uri the document.
+   */
+  release(uri: string): void {
+    const open = this.#documents.get(uri);
+    if (open !== undefined) {
+      open.waiting = Math.max(0, open.waiting - 1);
+      if (open.waiting === 0) this.#published.delete(uri);
     }
   }
 

@@ -153,53 +153,67 @@ async function runDiagnostics(rt: LspRuntime, path: string, ctx: ToolContext): P
     requireServer(rt.config, resolved, path);
   }
   const finder = new PlaceFinder(ctx.files);
-  const opened = [];
-  for (const file of files) {
-    const server = serverFor(rt.config, file.path);
-    if (server === undefined) continue;
-    const open = await openFile(rt, ctx, file, server, true);
-    finder.know(file.path, open.lines);
-    opened.push(open);
-    ctx.progress({ message: `opened ${opened.length} of ${files.length} files` });
-  }
-  const results: FileProblems[] = [];
-  for (const open of opened) {
-    const report = await serverCall(ctx, () =>
-      open.server.diagnostics(open.uri, open.mark, open.version, ctx.signal),
-    );
-    const problems: Problem[] = [];
-    for (const item of report?.items ?? []) {
-      const place = await finder.place(open.uri, item.range);
-      if (place === undefined) continue;
-      const fields = {
-        severity: severityName(item.severity),
-        code: item.code === undefined || item.code === null ? null : String(item.code),
-        source: typeof item.source === 'string' ? item.source : null,
-        message: String(item.message),
-      };
-      problems.push({ ...place, label: problemLabel(fields), ...fields });
+  const opened: Awaited<ReturnType<typeof openFile>>[] = [];
+  // Each file opened here waits for its diagnostics until asked for them: a call that ends before
+  // (a later file that cannot be opened, a failed request, an abort) ends the waits it began, or
+  // the server's publishes of those files were kept for as long as they stayed open (review
+  // finding).
+  let asked = 0;
+  try {
+    for (const file of files) {
+      const server = serverFor(rt.config, file.path);
+      if (server === undefined) continue;
+      const open = await openFile(rt, ctx, file, server, true);
+      finder.know(file.path, open.lines);
+      opened.push(open);
+      ctx.progress({ message: `opened ${opened.length} of ${files.length} files` });
     }
-    results.push({
-      path: ctx.files.display(open.resolved),
-      answered: report !== undefined,
-      problems,
-      leftOut: report === undefined ? 0 : report.total - report.items.length,
-    });
+    return await collect();
+  } finally {
+    for (const open of opened.slice(asked)) open.server.release(open.uri);
   }
-  const shown = ctx.files.display(resolved);
-  const data = {
-    path: shown,
-    more_files: more,
-    counts: countSeverities(results),
-    files: results.map((r) => ({
-      path: r.path,
-      answered: r.answered,
-      problems: r.problems.length,
-      left_out: r.leftOut,
-    })),
-    places: results.flatMap((r) => r.problems),
-  };
-  return toolOutput(renderDiagnostics(shown, directory, results, more), data);
+
+  async function collect(): Promise<unknown> {
+    const results: FileProblems[] = [];
+    for (const open of opened) {
+      asked++;
+      const report = await serverCall(ctx, () =>
+        open.server.diagnostics(open.uri, open.mark, open.version, ctx.signal),
+      );
+      const problems: Problem[] = [];
+      for (const item of report?.items ?? []) {
+        const place = await finder.place(open.uri, item.range);
+        if (place === undefined) continue;
+        const fields = {
+          severity: severityName(item.severity),
+          code: item.code === undefined || item.code === null ? null : String(item.code),
+          source: typeof item.source === 'string' ? item.source : null,
+          message: String(item.message),
+        };
+        problems.push({ ...place, label: problemLabel(fields), ...fields });
+      }
+      results.push({
+        path: ctx.files.display(open.resolved),
+        answered: report !== undefined,
+        problems,
+        leftOut: report === undefined ? 0 : report.total - report.items.length,
+      });
+    }
+    const shown = ctx.files.display(resolved);
+    const data = {
+      path: shown,
+      more_files: more,
+      counts: countSeverities(results),
+      files: results.map((r) => ({
+        path: r.path,
+        answered: r.answered,
+        problems: r.problems.length,
+        left_out: r.leftOut,
+      })),
+      places: results.flatMap((r) => r.problems),
+    };
+    return toolOutput(renderDiagnostics(shown, directory, results, more), data);
+  }
 }
 
 function countSeverities(results: readonly FileProblems[]): Record<string, number> {
