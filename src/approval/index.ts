@@ -31,6 +31,7 @@ export {
   GrantStore,
   GrantsFileError,
   GRANTS_FILE,
+  pinnedRule,
   toolIdentity,
   type AddGrantOptions,
   type Grant,

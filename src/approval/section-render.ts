@@ -113,7 +113,14 @@ function renderCall(call: PendingCall, options: ApprovalSectionOptions): string[
   const fence = '`'.repeat(Math.max(3, longestBacktickRun(block) + 1));
   out.push('', `${fence}json`, block, fence, '');
   if (options.vaultDecisions === false) out.push(...renderCommands(call));
-  else out.push('- [ ] approve', '- [ ] reject', `- [ ] always allow ${call.name}`, '', 'Reason: ');
+  else
+    out.push(
+      '- [ ] approve',
+      '- [ ] reject',
+      `- [ ] always allow ${call.alwaysRule ?? call.name}`,
+      '',
+      'Reason: ',
+    );
   return out;
 }
 
@@ -124,7 +131,9 @@ function renderCommands(call: PendingCall): string[] {
     call.nonce === undefined ? `<this note> --call ${shellWord(call.id)}` : shellWord(call.nonce);
   return [
     `- approve: ${inlineCode(`vaultd approve ${target}`)}`,
-    `- always allow ${call.name}: ${inlineCode(`vaultd approve ${target} --always`)}`,
+    call.alwaysRule === undefined
+      ? `- always allow ${call.name}: ${inlineCode(`vaultd approve ${target} --always`)}`
+      : `- always allow ${call.alwaysRule}: ${inlineCode(`vaultd approve ${target} --scope ${shellWord(call.alwaysRule)}`)}`,
     `- reject: ${inlineCode(`vaultd reject ${target} --reason 'why'`)}`,
   ];
 }

@@ -26,6 +26,11 @@ export interface PendingCall {
   readonly nonce?: string | undefined;
   /** Why the last decision could not be read, shown under the call. */
   readonly problems?: readonly string[] | undefined;
+  /**
+   * The rule the "always allow" box offers instead of the whole tool (see `pinnedRule`): the
+   * call's tool with some parameters pinned to this call's values.
+   */
+  readonly alwaysRule?: string | undefined;
 }
 
 /** A human's decision on a pending call. `always` means approve and grant the tool. */

@@ -9,6 +9,7 @@ import {
   type PendingCall,
   type PendingDecision,
   toolIdentity,
+  pinnedRule,
 } from '../approval/index.ts';
 import type { FoundCall, InvalidBlock, ParsedNote } from '../note/types.ts';
 import { effectsOf, type Effects } from '../protocol/effects.ts';
@@ -622,8 +623,18 @@ async function waitFor(
       ...(request.preview === null ? {} : { preview: request.preview }),
       ...(request.previewKind === undefined ? {} : { previewKind: request.previewKind }),
       ...(problems.length > 0 ? { problems } : {}),
+      ...alwaysRuleOf(ask.tool, request.arguments),
     },
   };
+}
+
+/** The pinned rule the "always allow" box offers for this call, when its tool pins any. */
+function alwaysRuleOf(
+  tool: Tool,
+  args: Readonly<Record<string, unknown>>,
+): { alwaysRule?: string } {
+  const rule = pinnedRule(tool, args);
+  return rule === undefined ? {} : { alwaysRule: rule };
 }
 
 type VaultDecision =

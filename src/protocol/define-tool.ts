@@ -144,6 +144,15 @@ export function defineTool<Args = Record<string, unknown>>(
       );
     }
   }
+  const grantParameters = checkStringList(where, 'grantParameters', def.grantParameters);
+  for (const entry of grantParameters) {
+    if (parameters[entry] === undefined) {
+      throw new Error(
+        `${where}: grant parameter ${quote(entry)} is not declared in parameters` +
+          ` (declared: ${Object.keys(parameters).join(', ') || 'none'})`,
+      );
+    }
+  }
   const outputSchema =
     def.outputSchema === undefined
       ? undefined
@@ -190,6 +199,9 @@ export function defineTool<Args = Record<string, unknown>>(
           effects:
             typeof def.effects === 'function' ? def.effects : Object.freeze({ ...def.effects }),
         }),
+    ...(grantParameters.length === 0
+      ? {}
+      : { grantParameters: Object.freeze([...grantParameters]) }),
     ...(def.timeoutMs === undefined ? {} : { timeoutMs: def.timeoutMs }),
     ...(def.maxOutputBytes === undefined ? {} : { maxOutputBytes: def.maxOutputBytes }),
   };

@@ -266,6 +266,13 @@ export interface ToolDefinition<Args = Record<string, unknown>> {
    * resolved) and its spelling. Default none.
    */
   readonly repoPathParameters?: Readonly<Record<string, string>>;
+  /**
+   * Parameters an "always allow" box pins to the values of the call it is ticked on: the box
+   * offers `always allow tool(param:"value", …)` instead of the whole tool (a shell's command,
+   * its folder), so approving `npm test` for good does not grant every command. When a value
+   * cannot be pinned exactly (not a one-line string), the box offers the whole tool. Default none.
+   */
+  readonly grantParameters?: readonly string[];
   /** What the call would do, shown when asking for approval; a string is a text preview. */
   preview?(
     args: Args,

@@ -32,6 +32,7 @@ it('exports exactly the documented runtime surface of src/approval', () => {
     'parseApprovalSection',
     'parseDuration',
     'parsePolicyRule',
+    'pinnedRule',
     'readAllowedTools',
     'readApprovalSection',
     'readRequests',

@@ -6,9 +6,12 @@ import { join } from 'node:path';
 import {
   GrantStore,
   GrantsFileError,
+  compileGrant,
+  pinnedRule,
   toolIdentity,
   type ToolIdentity,
 } from '../../src/approval/grants.ts';
+import { matchesRule } from '../../src/approval/policy.ts';
 
 describe('GrantStore', () => {
   let root: string;
@@ -120,6 +123,24 @@ describe('GrantStore', () => {
     assert.deepEqual([old.list()[0]?.pack, old.list()[0]?.schema], [null, null]);
     assert.equal(old.match(call(mcp))?.rule, 'danger_zone');
     assert.equal(old.match(call())?.rule, 'danger_zone');
+  });
+
+  it('pins a tool’s grant parameters to a call’s values, exactly, or offers the tool', () => {
+    const tool = { name: 'shell_exec', grantParameters: ['command', 'cwd'] };
+    const rule = pinnedRule(tool, { command: 'ls *.md "a\\b"?', cwd: 'work', timeout_s: 5 });
+    assert.equal(rule, 'shell_exec(command:"ls \\*.md \\"a\\\\b\\"\\?", cwd:"work")');
+    const compiled = compileGrant(rule ?? '');
+    assert.ok(typeof compiled !== 'string');
+    const call = (command: string, cwd = 'work') => ({
+      name: 'shell_exec',
+      arguments: { command, cwd },
+    });
+    assert.equal(matchesRule(compiled, call('ls *.md "a\\b"?')), true);
+    assert.equal(matchesRule(compiled, call('ls x.md "a\\b"!')), false, 'no pattern left');
+    assert.equal(matchesRule(compiled, call('ls *.md "a\\b"?', '.')), false);
+    assert.equal(pinnedRule(tool, { command: '# compound\nnpm test; rm -rf ~' }), undefined);
+    assert.equal(pinnedRule(tool, { command: 'echo `id`' }), undefined);
+    assert.equal(pinnedRule({ name: 'write_file' }, { path: 'a.md' }), undefined);
   });
 
   it('sees a revoke made by another instance (the CLI) without an explicit reload', async () => {

@@ -64,6 +64,8 @@ export function shellTools(settings: ShellSettings, runtime: ShellRuntime | unde
     maxOutputBytes: Math.max(256 * 1024, settings.outputBytes * 4),
     normalize,
     pathParameters: ['cwd'],
+    // "always allow" grants this command in this folder, not every command.
+    grantParameters: ['command', 'cwd'],
     preview,
     async handler(args, ctx) {
       return runCommand(args, ctx, settings, need());
@@ -83,6 +85,8 @@ export function shellTools(settings: ShellSettings, runtime: ShellRuntime | unde
     timeoutMs: 30_000,
     normalize,
     pathParameters: ['cwd'],
+    // "always allow" grants this command in this folder, not every command.
+    grantParameters: ['command', 'cwd'],
     preview,
     async handler(args, ctx) {
       const rt = need();

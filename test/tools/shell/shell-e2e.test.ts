@@ -108,4 +108,43 @@ describe('shell pack end to end', { timeout: 90_000 }, () => {
     assert.match(pending, /compound command line/);
     assert.equal(existsSync(join(vault.root, 'work', 'pwned')), false);
   });
+
+  it('offers to always allow the command in its folder, not every command, and grants exactly that', async () => {
+    // The box granted the whole tool: ticking "always allow" on `npm test` let every later
+    // command an agent wrote run without a human.
+    const command = 'echo kept *';
+    await vault.drop(
+      'keep.md',
+      note('Keep', callBlock('shell_exec', { command, cwd: 'work' }, 'k1')),
+    );
+    const pending = await waitPending(vault, 'keep.md');
+    assert.match(
+      pending,
+      /^- \[ \] always allow shell_exec\(command:"echo kept \\\*", cwd:"work"\)$/m,
+    );
+    await editInPlace(join(vault.root, 'Pending_Approval', 'keep.md'), (t) =>
+      tickBox(t, 'k1', 'always allow'),
+    );
+    const kept = await waitInFolder(vault, 'keep.md', 'Done', 30_000);
+    assert.equal(resultsOf(kept)[0]?.metadata['approved_by'], 'human');
+
+    // The same command in the same folder runs under the grant.
+    await vault.drop(
+      'keep-2.md',
+      note('Keep 2', callBlock('shell_exec', { command, cwd: 'work' }, 'k2')),
+    );
+    const again = await waitInFolder(vault, 'keep-2.md', 'Done', 30_000);
+    assert.equal(resultsOf(again)[0]?.metadata['approved_by'], 'policy');
+
+    // Another command, one the `*` would match as a pattern, or another folder: asked again.
+    for (const [name, args] of [
+      ['other.md', { command: 'touch pwned', cwd: 'work' }],
+      ['glob.md', { command: 'echo kept anything', cwd: 'work' }],
+      ['elsewhere.md', { command, cwd: '.' }],
+    ] as const) {
+      await vault.drop(name, note(name, callBlock('shell_exec', args, 'o1')));
+      await waitPending(vault, name);
+    }
+    assert.equal(existsSync(join(vault.root, 'work', 'pwned')), false);
+  });
 });
