@@ -302,15 +302,16 @@ export function toolIdentity(tool: {
 /**
  * The rule an "always allow" box offers for a call of a tool with `grantParameters`: the tool with
  * those parameters pinned to this call's values, exactly (`shell_exec(command:"npm test",
- * cwd:".")`), or undefined when the tool pins none or a value cannot be pinned (not a one-line
- * string without backticks, which the box's line could not carry): the box then offers the tool.
+ * cwd:".")`); undefined when the tool pins none (the box offers the tool); null when a value
+ * cannot be pinned (not a one-line string without backticks, which the box's line could not
+ * carry): then no box is offered, since the whole tool is not what the human looked at.
  * @param tool the registered tool.
  * @param args the call's normalised arguments.
  */
 export function pinnedRule(
   tool: { readonly name: string; readonly grantParameters?: readonly string[] | undefined },
   args: Readonly<Record<string, unknown>>,
-): string | undefined {
+): string | null | undefined {
   const names = tool.grantParameters ?? [];
   if (names.length === 0) return undefined;
   const parts: string[] = [];
@@ -318,15 +319,15 @@ export function pinnedRule(
     const value = args[name];
     if (value === undefined) continue;
     // eslint-disable-next-line no-control-regex -- control characters cannot be pinned on one line
-    if (typeof value !== 'string' || /[\x00-\x1f\x7f`\u2028\u2029]/.test(value)) return undefined;
+    if (typeof value !== 'string' || /[\x00-\x1f\x7f`\u2028\u2029]/.test(value)) return null;
     parts.push(`${name}:"${value.replace(/[\\*?"]/g, (c) => `\\${c}`)}"`);
   }
-  if (parts.length === 0) return undefined;
+  if (parts.length === 0) return null;
   const rule = `${tool.name}(${parts.join(', ')})`;
   // Offered only when it reads back as a grant that covers exactly this call.
   const compiled = compileGrant(rule);
   if (typeof compiled === 'string' || !matchesRule(compiled, { name: tool.name, arguments: args }))
-    return undefined;
+    return null;
   return rule;
 }
 

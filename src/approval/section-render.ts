@@ -117,7 +117,7 @@ function renderCall(call: PendingCall, options: ApprovalSectionOptions): string[
     out.push(
       '- [ ] approve',
       '- [ ] reject',
-      `- [ ] always allow ${call.alwaysRule ?? call.name}`,
+      ...(call.alwaysRule === null ? [] : [`- [ ] always allow ${call.alwaysRule ?? call.name}`]),
       '',
       'Reason: ',
     );
@@ -131,9 +131,13 @@ function renderCommands(call: PendingCall): string[] {
     call.nonce === undefined ? `<this note> --call ${shellWord(call.id)}` : shellWord(call.nonce);
   return [
     `- approve: ${inlineCode(`vaultd approve ${target}`)}`,
-    call.alwaysRule === undefined
-      ? `- always allow ${call.name}: ${inlineCode(`vaultd approve ${target} --always`)}`
-      : `- always allow ${call.alwaysRule}: ${inlineCode(`vaultd approve ${target} --scope ${shellWord(call.alwaysRule)}`)}`,
+    ...(call.alwaysRule === null
+      ? []
+      : [
+          call.alwaysRule === undefined
+            ? `- always allow ${call.name}: ${inlineCode(`vaultd approve ${target} --always`)}`
+            : `- always allow ${call.alwaysRule}: ${inlineCode(`vaultd approve ${target} --scope ${shellWord(call.alwaysRule)}`)}`,
+        ]),
     `- reject: ${inlineCode(`vaultd reject ${target} --reason 'why'`)}`,
   ];
 }

@@ -28,9 +28,9 @@ export interface PendingCall {
   readonly problems?: readonly string[] | undefined;
   /**
    * The rule the "always allow" box offers instead of the whole tool (see `pinnedRule`): the
-   * call's tool with some parameters pinned to this call's values.
+   * call's tool with some parameters pinned to this call's values; null offers no box.
    */
-  readonly alwaysRule?: string | undefined;
+  readonly alwaysRule?: string | null | undefined;
 }
 
 /** A human's decision on a pending call. `always` means approve and grant the tool. */

@@ -632,7 +632,7 @@ async function waitFor(
 function alwaysRuleOf(
   tool: Tool,
   args: Readonly<Record<string, unknown>>,
-): { alwaysRule?: string } {
+): { alwaysRule?: string | null } {
   const rule = pinnedRule(tool, args);
   return rule === undefined ? {} : { alwaysRule: rule };
 }

@@ -125,7 +125,7 @@ describe('GrantStore', () => {
     assert.equal(old.match(call())?.rule, 'danger_zone');
   });
 
-  it('pins a tool’s grant parameters to a call’s values, exactly, or offers the tool', () => {
+  it('pins a tool’s grant parameters to a call’s values, exactly, or offers no box', () => {
     const tool = { name: 'shell_exec', grantParameters: ['command', 'cwd'] };
     const rule = pinnedRule(tool, { command: 'ls *.md "a\\b"?', cwd: 'work', timeout_s: 5 });
     assert.equal(rule, 'shell_exec(command:"ls \\*.md \\"a\\\\b\\"\\?", cwd:"work")');
@@ -138,8 +138,9 @@ describe('GrantStore', () => {
     assert.equal(matchesRule(compiled, call('ls *.md "a\\b"?')), true);
     assert.equal(matchesRule(compiled, call('ls x.md "a\\b"!')), false, 'no pattern left');
     assert.equal(matchesRule(compiled, call('ls *.md "a\\b"?', '.')), false);
-    assert.equal(pinnedRule(tool, { command: '# compound\nnpm test; rm -rf ~' }), undefined);
-    assert.equal(pinnedRule(tool, { command: 'echo `id`' }), undefined);
+    // A value the box's line cannot carry: no box, not the whole tool.
+    assert.equal(pinnedRule(tool, { command: '# compound\nnpm test; rm -rf ~' }), null);
+    assert.equal(pinnedRule(tool, { command: 'echo `id`' }), null);
     assert.equal(pinnedRule({ name: 'write_file' }, { path: 'a.md' }), undefined);
   });
 

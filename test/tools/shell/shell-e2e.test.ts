@@ -106,6 +106,9 @@ describe('shell pack end to end', { timeout: 90_000 }, () => {
     );
     const pending = await waitPending(vault, 'sneaky.md');
     assert.match(pending, /compound command line/);
+    // Its command cannot be pinned on one line, and the whole tool is not what a human looked
+    // at: no always-allow box.
+    assert.doesNotMatch(pending, /^- \[ \] always allow/m);
     assert.equal(existsSync(join(vault.root, 'work', 'pwned')), false);
   });
 
