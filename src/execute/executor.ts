@@ -237,6 +237,7 @@ export class Executor {
     const argsHash = hashArguments(args);
     // The gate is the only way to a handler: a permission issued for exactly this call and these
     // arguments, redeemed once.
+    const identity = toolIdentity(tool);
     let auth = options.authorization;
     if (auth === undefined) {
       const verdict = this.#gate.evaluate({
@@ -247,7 +248,7 @@ export class Executor {
         argsHash,
         safety: effects.safety,
         effects,
-        identity: toolIdentity(tool),
+        identity,
       });
       if (verdict.action !== 'run') {
         const message =
@@ -261,22 +262,14 @@ export class Executor {
       }
       auth = verdict.auth;
     }
-    const identity = toolIdentity(tool);
-    if (!sameIdentity(auth.identity, identity)) {
-      return this.#finish(call, state, {
-        status: 'rejected',
-        error: makeError(
-          'PERMISSION_DENIED',
-          `${tool.name} changed after this call was allowed (its pack or its parameters are not the ones the grant, rule or human decided about); it was not run: write the call again to have it decided for ${tool.name} as it is now`,
-        ),
-      });
-    }
     if (!this.#gate.redeem(auth, { id: call.id, name: tool.name, argsHash, identity })) {
       return this.#finish(call, state, {
         status: 'rejected',
         error: makeError(
           'PERMISSION_DENIED',
-          `no valid permission for this ${tool.name} call with these parameters (or the policy, reloaded since it was allowed, now denies it); it was not run`,
+          sameIdentity(auth.identity, identity)
+            ? `no valid permission for this ${tool.name} call with these parameters (or the policy, reloaded since it was allowed, now denies it); it was not run`
+            : `${tool.name} changed after this call was allowed (its pack or its parameters are not the ones the grant, rule or human decided about); it was not run: write the call again to have it decided for ${tool.name} as it is now`,
         ),
       });
     }

@@ -60,22 +60,24 @@ function pageOf(
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE)
     return `limit must be a whole number from 1 to ${MAX_PAGE}`;
   const after = query.get('after');
-  const key = (v: ApprovalView): string => `${v.requested_at}~${v.id}`;
-  const sorted = [...all].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+  // The cursor: time asked, then id (ISO times of one length sort as text).
+  const keyed = all
+    .map((view) => ({ key: `${view.requested_at}~${view.id}`, view }))
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const approvals: ApprovalView[] = [];
   let bytes = 0;
-  let next: string | null = null;
-  for (const view of sorted) {
-    if (after !== null && key(view) <= after) continue;
+  let last = '';
+  for (const { key, view } of keyed) {
+    if (after !== null && key <= after) continue;
     const size = Buffer.byteLength(JSON.stringify(view));
     if (approvals.length === limit || (approvals.length > 0 && bytes + size > PAGE_BYTES)) {
-      next = key(approvals[approvals.length - 1] as ApprovalView);
-      break;
+      return { approvals, next: last };
     }
     approvals.push(view);
     bytes += size;
+    last = key;
   }
-  return { approvals, next };
+  return { approvals, next: null };
 }
 
 /** Longest request body accepted. */

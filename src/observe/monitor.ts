@@ -35,7 +35,7 @@ export interface MonitorOptions {
   /** The approvals the HTTP API lists and decides (off without a token). */
   readonly approvals?: ApprovalsBackend;
   /** How many calls wait for a human, as the request store holds them (the pending metric). */
-  pendingApprovals?(): number;
+  pendingApprovals(): number;
 }
 
 /** The running observability: HTTP endpoints and `Dashboard.md`. */
@@ -63,6 +63,12 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
   const noteBytes = writtenNoteCap(config.max_note_bytes);
   const dashboardOn = config.dashboard_interval_ms > 0;
   const httpOn = config.http.port !== null;
+  const token = httpOn ? apiToken(config.http.api_token_env) : undefined;
+  // Checked before anything starts: a listener that may not be opened stops the start.
+  const refused = httpOn
+    ? listenerProblem(config.http.host, config.http.api_token_env, token)
+    : null;
+  if (refused !== null) throw new Error(refused);
   if (!dashboardOn && !httpOn) return { url: undefined, close: async () => undefined };
 
   let snapshot: VaultSnapshot = { at: new Date().toISOString(), notes: {}, pending: [] };
@@ -174,21 +180,12 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
         // From the request store, not the notes' text: a note written straight into
         // Pending_Approval/ with a forged section of 50 calls counted 50, and an agent deleting
         // its section hid a waiting call from alerts (review finding).
-        pendingApprovals: () =>
-          options.pendingApprovals?.() ?? snapshot.pending.reduce((n, p) => n + p.calls.length, 0),
+        pendingApprovals: options.pendingApprovals,
         stuckCalls: () => options.executor.stuck,
         conditions: () => options.conditions?.() ?? [],
       },
       { logger },
     );
-    const token = apiToken(config.http.api_token_env);
-    const refused = listenerProblem(config.http.host, config.http.api_token_env, token);
-    if (refused !== null) {
-      clearInterval(timer);
-      unsubscribe();
-      metrics.close();
-      throw new Error(refused);
-    }
     try {
       server = await startHttpServer({
         host: config.http.host,

@@ -347,6 +347,40 @@ type AskOutcome =
   | { readonly kind: 'run'; readonly runnable: Runnable }
   | { readonly kind: 'wait'; readonly pending: PendingCall };
 
+/** The request a call's part of the Approval section names, and whether it is this call's. */
+type AskedRequest = {
+  readonly decision: PendingDecision | undefined;
+  readonly nonce: string | null;
+} & (
+  | { readonly ours: true; readonly request: ApprovalRequest }
+  | { readonly ours: false; readonly request: ApprovalRequest | undefined }
+);
+
+/**
+ * The request the note's Approval section names for a call (by its nonce), and whether vaultd
+ * asked it about this call of this note: a nonce copied from another note, or another call's,
+ * decides nothing here.
+ */
+function askedRequest(
+  ctx: PipelineContext,
+  work: NoteWork,
+  section: ApprovalSectionRead,
+  found: FoundCall,
+): AskedRequest {
+  const decision = section.decisions.get(found.id);
+  const nonce = decision?.nonce ?? null;
+  const request = nonce === null ? undefined : ctx.gate.requests?.get(nonce);
+  if (
+    request !== undefined &&
+    request.note === work.key &&
+    request.callId === found.id &&
+    request.tool === found.name
+  ) {
+    return { decision, nonce, request, ours: true };
+  }
+  return { decision, nonce, request, ours: false };
+}
+
 /**
  * A call that needs a human: apply the decision bound to its pending request when the note is
  * the request's own (claimed from a decision folder), refuse a decision anywhere else, or put it
@@ -360,14 +394,7 @@ async function decideAsking(
 ): Promise<AskOutcome> {
   const { found, gateCall, effects } = ask;
   const requests = ctx.gate.requests;
-  const decision = section.decisions.get(found.id);
-  const nonce = decision?.nonce ?? null;
-  const request = nonce === null ? undefined : requests?.get(nonce);
-  const ours =
-    request !== undefined &&
-    request.note === work.key &&
-    request.callId === found.id &&
-    request.tool === found.name;
+  const { decision, nonce, request, ours } = askedRequest(ctx, work, section, found);
   const reject = (message: string, reason = 'no pending approval for this call'): AskOutcome => ({
     kind: 'result',
     result: makePipelineResult({
@@ -610,6 +637,8 @@ async function waitFor(
     // again) is void now: only the new request can let it run.
     await ctx.gate.requests?.supersedeOlder(request);
   }
+  // The "always allow" box's rule, when the tool pins parameters to this call's values.
+  const alwaysRule = pinnedRule(ask.tool, request.arguments);
   return {
     kind: 'wait',
     pending: {
@@ -623,18 +652,9 @@ async function waitFor(
       ...(request.preview === null ? {} : { preview: request.preview }),
       ...(request.previewKind === undefined ? {} : { previewKind: request.previewKind }),
       ...(problems.length > 0 ? { problems } : {}),
-      ...alwaysRuleOf(ask.tool, request.arguments),
+      ...(alwaysRule === undefined ? {} : { alwaysRule }),
     },
   };
-}
-
-/** The pinned rule the "always allow" box offers for this call, when its tool pins any. */
-function alwaysRuleOf(
-  tool: Tool,
-  args: Readonly<Record<string, unknown>>,
-): { alwaysRule?: string | null } {
-  const rule = pinnedRule(tool, args);
-  return rule === undefined ? {} : { alwaysRule: rule };
 }
 
 type VaultDecision =
@@ -663,15 +683,10 @@ async function decidedByHuman(
   call: GateCall,
 ): Promise<boolean> {
   const requests = ctx.gate.requests;
-  const decision = section.decisions.get(found.id);
-  const nonce = decision?.nonce ?? null;
-  const request = nonce === null ? undefined : requests?.get(nonce);
+  const { decision, request, ours } = askedRequest(ctx, work, section, found);
   if (
     requests === undefined ||
-    request === undefined ||
-    request.note !== work.key ||
-    request.callId !== found.id ||
-    request.tool !== found.name ||
+    !ours ||
     // A question about other parameters or another schema was not about this call.
     request.argsHash !== call.argsHash ||
     (request.schemaHash !== undefined && request.schemaHash !== hashSchema(tool))

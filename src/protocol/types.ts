@@ -270,7 +270,7 @@ export interface ToolDefinition<Args = Record<string, unknown>> {
    * Parameters an "always allow" box pins to the values of the call it is ticked on: the box
    * offers `always allow tool(param:"value", …)` instead of the whole tool (a shell's command,
    * its folder), so approving `npm test` for good does not grant every command. When a value
-   * cannot be pinned exactly (not a one-line string), the box offers the whole tool. Default none.
+   * cannot be pinned exactly (not a one-line string), no box is offered. Default none.
    */
   readonly grantParameters?: readonly string[];
   /** What the call would do, shown when asking for approval; a string is a text preview. */

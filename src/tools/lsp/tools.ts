@@ -154,10 +154,11 @@ async function runDiagnostics(rt: LspRuntime, path: string, ctx: ToolContext): P
   }
   const finder = new PlaceFinder(ctx.files);
   const opened: Awaited<ReturnType<typeof openFile>>[] = [];
-  // Each file opened here waits for its diagnostics until asked for them: a call that ends before
-  // (a later file that cannot be opened, a failed request, an abort) ends the waits it began, or
-  // the server's publishes of those files were kept for as long as they stayed open (review
-  // finding).
+  const results: FileProblems[] = [];
+  // Each file opened here waits for its diagnostics until asked for them (`diagnostics` ends its
+  // own wait): a call that ends before (a later file that cannot be opened, a failed request, an
+  // abort) ends the waits of the files it did not come to, or the server's publishes of them were
+  // kept for as long as they stayed open (review finding).
   let asked = 0;
   try {
     for (const file of files) {
@@ -168,13 +169,6 @@ async function runDiagnostics(rt: LspRuntime, path: string, ctx: ToolContext): P
       opened.push(open);
       ctx.progress({ message: `opened ${opened.length} of ${files.length} files` });
     }
-    return await collect();
-  } finally {
-    for (const open of opened.slice(asked)) open.server.release(open.uri);
-  }
-
-  async function collect(): Promise<unknown> {
-    const results: FileProblems[] = [];
     for (const open of opened) {
       asked++;
       const report = await serverCall(ctx, () =>
@@ -199,21 +193,23 @@ async function runDiagnostics(rt: LspRuntime, path: string, ctx: ToolContext): P
         leftOut: report === undefined ? 0 : report.total - report.items.length,
       });
     }
-    const shown = ctx.files.display(resolved);
-    const data = {
-      path: shown,
-      more_files: more,
-      counts: countSeverities(results),
-      files: results.map((r) => ({
-        path: r.path,
-        answered: r.answered,
-        problems: r.problems.length,
-        left_out: r.leftOut,
-      })),
-      places: results.flatMap((r) => r.problems),
-    };
-    return toolOutput(renderDiagnostics(shown, directory, results, more), data);
+  } finally {
+    for (const open of opened.slice(asked)) open.server.release(open.uri);
   }
+  const shown = ctx.files.display(resolved);
+  const data = {
+    path: shown,
+    more_files: more,
+    counts: countSeverities(results),
+    files: results.map((r) => ({
+      path: r.path,
+      answered: r.answered,
+      problems: r.problems.length,
+      left_out: r.leftOut,
+    })),
+    places: results.flatMap((r) => r.problems),
+  };
+  return toolOutput(renderDiagnostics(shown, directory, results, more), data);
 }
 
 function countSeverities(results: readonly FileProblems[]): Record<string, number> {
