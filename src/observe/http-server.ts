@@ -33,7 +33,10 @@ export interface HttpServerOptions {
   readonly maxSseClients?: number;
   /** Host names (with or without a port) accepted besides the loopback names; default none. */
   readonly allowedHosts?: readonly string[];
-  /** Browser origins (`https://dash.example`) accepted; by default any `Origin` is refused. */
+  /**
+   * Browser origins (`https://dash.example`) accepted, and told they may read the answers (CORS,
+   * preflight included); by default any `Origin` is refused.
+   */
   readonly allowedOrigins?: readonly string[];
   /** Connections open at once; more are refused. Default 64. */
   readonly maxConnections?: number;
@@ -203,6 +206,27 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     const origin = req.headers.origin;
     if (origin !== undefined && !origins.has(origin.toLowerCase())) {
       sendJson(res, 403, { error: 'requests from web pages are refused' });
+      return;
+    }
+    // An origin the operator allowed may read the answers (CORS). A bearer token is a header, not
+    // a cookie: no credentials are allowed, and a browser asks first (preflight) for it.
+    if (origin !== undefined) {
+      res.setHeader('access-control-allow-origin', origin);
+      res.setHeader('vary', 'Origin');
+    }
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, {
+        allow: 'GET, POST, OPTIONS',
+        ...(origin === undefined
+          ? {}
+          : {
+              'access-control-allow-methods': 'GET, POST',
+              'access-control-allow-headers': 'authorization, content-type, last-event-id',
+              'access-control-max-age': '600',
+            }),
+        'content-length': 0,
+      });
+      res.end();
       return;
     }
     const path = pathOf(req.url);

@@ -182,6 +182,43 @@ describe('startHttpServer', () => {
     }
   });
 
+  it('lets an allowed browser origin read its answers (CORS, preflight included) and no other', async () => {
+    // allowed_origins accepted a page's requests but sent no CORS headers, so the browser kept
+    // every answer from the page that was allowed to ask.
+    const { server } = await start({ allowedOrigins: ['https://dash.example'] });
+    const ask = (path: string, method: string, headers: Record<string, string>) =>
+      new Promise<{ status: number; headers: IncomingMessage['headers'] }>((resolve, reject) => {
+        const req = request(`${server.url}${path}`, { method, headers }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const allowed = await ask('/health', 'GET', { origin: 'https://Dash.example' });
+    assert.equal(allowed.status, 200);
+    assert.equal(allowed.headers['access-control-allow-origin'], 'https://Dash.example');
+    assert.equal(allowed.headers['vary'], 'Origin');
+    assert.equal(allowed.headers['access-control-allow-credentials'], undefined);
+    const preflight = await ask('/approvals', 'OPTIONS', {
+      origin: 'https://dash.example',
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'authorization, content-type',
+    });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers['access-control-allow-origin'], 'https://dash.example');
+    assert.match(String(preflight.headers['access-control-allow-methods']), /\bPOST\b/);
+    assert.match(String(preflight.headers['access-control-allow-headers']), /\bauthorization\b/);
+    const other = await ask('/health', 'GET', { origin: 'https://evil.example' });
+    assert.equal(other.status, 403);
+    assert.equal(other.headers['access-control-allow-origin'], undefined);
+    const otherPreflight = await ask('/approvals', 'OPTIONS', { origin: 'https://evil.example' });
+    assert.equal(otherPreflight.status, 403);
+    assert.equal(otherPreflight.headers['access-control-allow-origin'], undefined);
+    const noOrigin = await ask('/health', 'GET', {});
+    assert.equal(noOrigin.headers['access-control-allow-origin'], undefined);
+  });
+
   it('answers 400 to a request target that is not a path, and stays up (review finding)', async () => {
     // `GET //` threw Invalid URL inside the request handler, which ended the daemon for anyone
     // who could reach the port, before any token check.
