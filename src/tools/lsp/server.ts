@@ -15,6 +15,11 @@ import { signalGroup } from '../../execute/exec.ts';
 const STDERR_LINES = 20;
 /** Documents kept open in one server; the least recently used one is closed beyond this. */
 const MAX_OPEN_DOCUMENTS = 200;
+/**
+ * Files a folder's diagnostics open before asking for theirs: half of what a server keeps open,
+ * so a batch's files are never closed under it by its own later files.
+ */
+export const DIAGNOSTICS_BATCH = MAX_OPEN_DOCUMENTS / 2;
 /** How long a stopping server gets to answer `shutdown` and to exit before its group is killed. */
 const STOP_GRACE_MS = 1_500;
 /** Diagnostics kept of one publish (or pull) for a file; the rest are counted as left out. */

@@ -1,7 +1,7 @@
 import { defineTool } from '../../protocol/define-tool.ts';
 import { ToolError } from '../../protocol/errors.ts';
 import { toolOutput } from '../../protocol/output.ts';
-import type { Effects, Tool, ToolContext } from '../../protocol/types.ts';
+import type { Effects, ResolvedPath, Tool, ToolContext } from '../../protocol/types.ts';
 import { serverFor } from './config.ts';
 import {
   renderDiagnostics,
@@ -26,6 +26,7 @@ import {
   serverCall,
   type LspRuntime,
 } from './session.ts';
+import { DIAGNOSTICS_BATCH } from './server.ts';
 import { filesUnder, findWorkspaceRoot } from './workspace.ts';
 
 /** Locations and symbols kept in one result, at most. */
@@ -153,12 +154,48 @@ async function runDiagnostics(rt: LspRuntime, path: string, ctx: ToolContext): P
     requireServer(rt.config, resolved, path);
   }
   const finder = new PlaceFinder(ctx.files);
-  const opened: Awaited<ReturnType<typeof openFile>>[] = [];
   const results: FileProblems[] = [];
-  // Each file opened here waits for its diagnostics until asked for them (`diagnostics` ends its
-  // own wait): a call that ends before (a later file that cannot be opened, a failed request, an
-  // abort) ends the waits of the files it did not come to, or the server's publishes of them were
-  // kept for as long as they stayed open (review finding).
+  // A batch of files is opened, then asked for its diagnostics, before the next: a server keeps
+  // MAX_OPEN_DOCUMENTS open, and a folder of more (max_files goes to 1,000) closed its first files
+  // before they were asked for, whose diagnostics then never came (a limit the last notes listed).
+  for (let start = 0; start < files.length; start += DIAGNOSTICS_BATCH) {
+    await diagnoseBatch(rt, ctx, files.slice(start, start + DIAGNOSTICS_BATCH), finder, results, {
+      before: start,
+      total: files.length,
+    });
+  }
+  const shown = ctx.files.display(resolved);
+  const data = {
+    path: shown,
+    more_files: more,
+    counts: countSeverities(results),
+    files: results.map((r) => ({
+      path: r.path,
+      answered: r.answered,
+      problems: r.problems.length,
+      left_out: r.leftOut,
+    })),
+    places: results.flatMap((r) => r.problems),
+  };
+  return toolOutput(renderDiagnostics(shown, directory, results, more), data);
+}
+
+/**
+ * Open a batch of files, then ask for and place each one's diagnostics, added to `results`.
+ * Each file opened waits for its diagnostics until asked for them (`diagnostics` ends its own
+ * wait): a batch that ends before (a later file that cannot be opened, a failed request, an
+ * abort) ends the waits of the files it did not come to, or the server's publishes of them were
+ * kept for as long as they stayed open (review finding).
+ */
+async function diagnoseBatch(
+  rt: LspRuntime,
+  ctx: ToolContext,
+  files: readonly ResolvedPath[],
+  finder: PlaceFinder,
+  results: FileProblems[],
+  count: { before: number; total: number },
+): Promise<void> {
+  const opened: Awaited<ReturnType<typeof openFile>>[] = [];
   let asked = 0;
   try {
     for (const file of files) {
@@ -167,7 +204,9 @@ async function runDiagnostics(rt: LspRuntime, path: string, ctx: ToolContext): P
       const open = await openFile(rt, ctx, file, server, true);
       finder.know(file.path, open.lines);
       opened.push(open);
-      ctx.progress({ message: `opened ${opened.length} of ${files.length} files` });
+      ctx.progress({
+        message: `opened ${count.before + opened.length} of ${count.total} files`,
+      });
     }
     for (const open of opened) {
       asked++;
@@ -196,20 +235,6 @@ async function runDiagnostics(rt: LspRuntime, path: string, ctx: ToolContext): P
   } finally {
     for (const open of opened.slice(asked)) open.server.release(open.uri);
   }
-  const shown = ctx.files.display(resolved);
-  const data = {
-    path: shown,
-    more_files: more,
-    counts: countSeverities(results),
-    files: results.map((r) => ({
-      path: r.path,
-      answered: r.answered,
-      problems: r.problems.length,
-      left_out: r.leftOut,
-    })),
-    places: results.flatMap((r) => r.problems),
-  };
-  return toolOutput(renderDiagnostics(shown, directory, results, more), data);
 }
 
 function countSeverities(results: readonly FileProblems[]): Record<string, number> {

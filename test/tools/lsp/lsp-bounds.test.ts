@@ -232,3 +232,54 @@ describe('the lsp pack with hostile servers', { timeout: 60_000 }, () => {
     });
   });
 });
+
+describe('a folder of more files than a server keeps open', { timeout: 60_000 }, () => {
+  let base: string;
+  let lsp: LspHost;
+  const FILES = 250;
+
+  before(async () => {
+    base = await realpath(await mkdtemp(join(tmpdir(), 'vaultd-lsp-many-')));
+    await mkdir(join(base, 'vault/many'), { recursive: true });
+    for (let i = 0; i < FILES; i++) {
+      await writeFile(join(base, `vault/many/f${String(i).padStart(3, '0')}.mini`), 'ok\nWARN\n');
+    }
+    lsp = await startLspHost(
+      base,
+      {
+        max_files: 1000,
+        diagnostics_settle_ms: 0,
+        diagnostics_timeout_ms: 2000,
+        servers: {
+          // Publishes each document's warnings when it is opened, as most servers do.
+          mini: {
+            command: process.execPath,
+            args: [join(FIXTURES, 'mini-server.mjs'), '--push'],
+            extensions: ['.mini'],
+          },
+        },
+      },
+      30_000,
+    );
+  });
+
+  after(async () => {
+    await lsp?.host.stop();
+    await rm(base, { recursive: true, force: true });
+  });
+
+  it('gets every file’s diagnostics, the first files’ too', async () => {
+    // The server keeps 200 documents open: all 250 were opened before any was asked for, so the
+    // first 50 were closed, their diagnostics dropped, and each waited out its timeout unanswered.
+    const result = await lsp.call('diagnostics', { path: 'many' });
+    assert.equal(result.success, true, result.content);
+    const data = result.data as {
+      more_files: boolean;
+      files: { path: string; answered: boolean; problems: number }[];
+    };
+    assert.equal(data.more_files, false);
+    assert.equal(data.files.length, FILES);
+    const unanswered = data.files.filter((f) => !f.answered || f.problems !== 1);
+    assert.deepEqual(unanswered, []);
+  });
+});
