@@ -1,8 +1,11 @@
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { lstat, stat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { defineTool } from '../../protocol/define-tool.ts';
 import { ToolError } from '../../protocol/errors.ts';
 import type { PreviewBasis, Tool, VaultAccess } from '../../protocol/types.ts';
 import { folderIdentity } from '../../vault/folder-identity.ts';
+import { errnoCode } from '../../vault/fs-errors.ts';
 import { readGitConfig } from './config.ts';
 import {
   basisOf,
@@ -96,7 +99,25 @@ function localPathOf(url: string): string | undefined {
     );
   }
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(url)?.[1]?.toLowerCase();
-  if (scheme === 'file') return decodeURIComponent(url.slice('file://'.length));
+  if (scheme === 'file') {
+    // git ignores a host: `file://x/srv/r.git` pushes to /srv/r.git, which a check of the text
+    // after `file://` took for `x/srv/r.git` inside the working tree (review finding).
+    const rest = url.slice('file://'.length);
+    if (!rest.startsWith('/')) {
+      throw new ToolError(
+        'PERMISSION_DENIED',
+        `the remote URL ${hideCredentials(url)} names a host in a file:// URL; give file:///path or the path`,
+      );
+    }
+    try {
+      return decodeURIComponent(rest);
+    } catch {
+      throw new ToolError(
+        'INVALID_PARAMS',
+        `the remote URL ${hideCredentials(url)} holds a malformed %-escape`,
+      );
+    }
+  }
   if (scheme !== undefined) {
     if (!['ssh', 'git+ssh', 'ssh+git', 'http', 'https'].includes(scheme)) {
       throw new ToolError(
@@ -110,13 +131,71 @@ function localPathOf(url: string): string | undefined {
   const colon = url.indexOf(':');
   const slash = url.indexOf('/');
   if (colon > 0 && (slash === -1 || colon < slash)) return undefined;
+  if (url.startsWith('~')) {
+    // git reads `~/x` and `~user/x` as home folders (the pack's own HOME, another user's).
+    throw new ToolError(
+      'PERMISSION_DENIED',
+      `the remote ${hideCredentials(url)} starts with ~, a home folder; give the repository's path`,
+    );
+  }
   return url;
+}
+
+/**
+ * Whether a folder looks like a git folder as git tells one (`HEAD`, `objects/`, `refs/`).
+ * @param path the folder.
+ */
+async function isGitFolder(path: string): Promise<boolean> {
+  try {
+    const [head, objects, refs] = await Promise.all(
+      ['HEAD', 'objects', 'refs'].map((name) => stat(join(path, name))),
+    );
+    return head !== undefined && objects?.isDirectory() === true && refs?.isDirectory() === true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The git folder a local push to `path` opens, or a refusal. git's receive-pack tries
+ * `<path>/.git`, `<path>`, `<path>.git/.git` and `<path>.git` in turn, following links and `.git`
+ * files; vaultd accepts only the first two, and `<path>/.git` only as a real folder, so the
+ * folder it checks is the one git opens: a missing `<path>` next to a link `<path>.git` out of the
+ * roots, or a plain folder holding a link `.git`, pushed outside them (review finding).
+ * @param path the remote's absolute path.
+ * @param url its URL, for messages.
+ */
+async function localGitFolder(path: string, url: string): Promise<string> {
+  const dotGit = join(path, '.git');
+  let inside: Stats | undefined;
+  try {
+    inside = await lstat(dotGit);
+  } catch (error) {
+    if (errnoCode(error) !== 'ENOENT' && errnoCode(error) !== 'ENOTDIR') throw error;
+  }
+  if (inside !== undefined) {
+    if (!inside.isDirectory()) {
+      throw new ToolError(
+        'PERMISSION_DENIED',
+        `the remote ${hideCredentials(url)} holds a .git that is ${inside.isSymbolicLink() ? 'a link' : 'not a folder'}, which git would follow; vaultd pushes only to a repository's own folder`,
+      );
+    }
+    if (await isGitFolder(dotGit)) return dotGit;
+  } else if (await isGitFolder(path)) {
+    return path;
+  }
+  throw new ToolError(
+    'INVALID_PARAMS',
+    `the remote ${hideCredentials(url)} is not a git repository (git would look for ${hideCredentials(url)}.git next, which vaultd does not follow)`,
+  );
 }
 
 /** A local repository a push goes to. */
 interface LocalRemote {
-  /** The path git will open, as the URL names it (absolute, links not followed). */
+  /** The path the URL names (absolute, links not followed). */
   readonly absolute: string;
+  /** The git folder git opens there: `absolute`, or its `.git` folder. */
+  readonly gitFolder: string;
   /** Where that leads now, as an agent would name it. */
   readonly shown: string;
 }
@@ -189,7 +268,10 @@ async function planPush(
     if (path === undefined) continue;
     // git reads a relative path from where it runs: the working tree.
     const absolute = isAbsolute(path) ? resolve(path) : resolve(session.repo.worktree, path);
-    locals.push({ absolute, shown: await checkLocalRemote(files, absolute, url) });
+    // Inside the roots first: nothing outside them is looked into.
+    await files.resolve(absolute, 'read');
+    const gitFolder = await localGitFolder(absolute, url);
+    locals.push({ absolute, gitFolder, shown: await checkLocalRemote(files, gitFolder, url) });
   }
   // The receiving side of a local push runs on this machine: its program is fixed, without the
   // remote repository's hooks or checkout-on-push; over the network it is git's default.
@@ -282,12 +364,11 @@ export function pushTool(holder: RuntimeHolder): Tool {
       for (const file of repoConfigFiles(session.repo)) basis.push(await basisOf(file));
       // A local remote is the folder its path leads to now: replaced, moved away or swapped for
       // a link after the preview, the push would go to another repository than the one approved.
+      // Its `.git` too: one made there after the preview is where git would push.
       for (const local of plan.locals) {
-        basis.push({
-          path: local.absolute,
-          sha256: await folderIdentity(local.absolute),
-          of: 'folder',
-        });
+        for (const path of [local.absolute, join(local.absolute, '.git')]) {
+          basis.push({ path, sha256: await folderIdentity(path), of: 'folder' });
+        }
       }
       return { kind: 'text', text: lines.join('\n'), basis };
     },

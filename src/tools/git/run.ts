@@ -66,6 +66,9 @@ function fixedOverrides(config: GitConfig): [string, string][] {
     ['maintenance.auto', 'false'],
     ['submodule.recurse', 'false'],
     ['push.recurseSubmodules', 'no'],
+    // A negotiating push starts a fetch, whose upload-pack the repository's config may name for
+    // the URL (`remote.<url>.uploadpack`, a shell command): it ran as vaultd (review finding).
+    ['push.negotiate', 'false'],
     ['fetch.recurseSubmodules', 'false'],
     ['diff.ignoreSubmodules', 'all'],
     ['status.submoduleSummary', 'false'],
@@ -86,8 +89,9 @@ function fixedOverrides(config: GitConfig): [string, string][] {
 /**
  * The overrides for settings the repository's own config names: every filter driver's `clean`,
  * `smudge` and `process` emptied (the content passes unchanged), every diff driver's `textconv`
- * and `command`, every merge driver, every credential helper for a URL, every cookie file, and
- * every protocol allowed beyond {@link ALLOWED_PROTOCOLS}.
+ * and `command`, every merge driver, every credential helper for a URL, every cookie file, every
+ * remote's `uploadpack` and `receivepack` (git's own programs instead), and every protocol allowed
+ * beyond {@link ALLOWED_PROTOCOLS}.
  * @param keys the keys of the repository's config (as `git config --list` prints them).
  */
 export function repoOverrides(keys: Iterable<string>): [string, string][] {
@@ -114,6 +118,11 @@ export function repoOverrides(keys: Iterable<string>): [string, string][] {
       out.set(key, '');
     } else if (section === 'http' && name === 'savecookies') {
       out.set(key, 'false');
+    } else if (section === 'remote' && sub !== '' && name === 'uploadpack') {
+      // A shell command run for a fetch from that remote (a URL names one too).
+      out.set(key, 'git-upload-pack');
+    } else if (section === 'remote' && sub !== '' && name === 'receivepack') {
+      out.set(key, 'git-receive-pack');
     }
   }
   return [...out];

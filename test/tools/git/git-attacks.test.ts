@@ -288,6 +288,83 @@ describe('git pack: repositories only inside the roots', { timeout: 60_000 }, ()
     await rejectsWith(w.preview('git_push', { remote: 'far' }), 'PERMISSION_DENIED');
     assert.equal(git(join(w.outside, 'far.git'), 'for-each-ref').trim(), '');
   });
+
+  it('refuses local remotes git would open elsewhere than the path names (review finding)', async () => {
+    // Each of these pushed outside the roots: git ignores a file:// URL's host, reads ~ as a
+    // home folder (the pack's own HOME here), and tries <path>/.git, then <path>.git, following
+    // links, where vaultd checked <path> alone.
+    const far = (name: string): string => {
+      const path = join(w.outside, name);
+      git(w.base, 'init', '-q', '--bare', path);
+      return path;
+    };
+    const hosted = far('hosted.git');
+    const home = join(w.base, 'home', 'far.git');
+    git(w.base, 'init', '-q', '--bare', home);
+    const suffixed = far('suffixed.git');
+    const inside = far('inside.git');
+    await mkdir(join(w.vault, 'Scratch', 'plain'), { recursive: true });
+    await symlink(suffixed, join(w.vault, 'Scratch', 'r.git'));
+    await symlink(inside, join(w.vault, 'Scratch', 'plain', '.git'));
+    const remotes: [string, string, string][] = [
+      ['hosted', `file://x${hosted}`, 'PERMISSION_DENIED'],
+      ['tilde', '~/far.git', 'PERMISSION_DENIED'],
+      ['suffixed', join(w.vault, 'Scratch', 'r'), 'INVALID_PARAMS'],
+      ['dotgit', join(w.vault, 'Scratch', 'plain'), 'PERMISSION_DENIED'],
+      ['escape', 'file:///%E0%A4%A', 'INVALID_PARAMS'],
+    ];
+    for (const [name, url, code] of remotes) {
+      git(w.vault, 'remote', 'add', name, url);
+      await rejectsWith(w.preview('git_push', { remote: name, branch: 'main' }), code);
+      await rejectsWith(w.call('git_push', { remote: name, branch: 'main' }), code);
+      git(w.vault, 'remote', 'remove', name);
+    }
+    for (const repo of [hosted, home, suffixed, inside]) {
+      assert.equal(git(repo, 'for-each-ref').trim(), '', repo);
+    }
+    await rm(join(w.vault, 'Scratch'), { recursive: true, force: true });
+  });
+
+  it('pushes to a local repository in the roots, bare or through its .git folder', async () => {
+    const bare = join(w.remotes, 'bare.git');
+    git(w.base, 'init', '-q', '--bare', bare);
+    const work = join(w.remotes, 'work');
+    git(w.base, 'init', '-q', work);
+    for (const [name, path, gitFolder] of [
+      ['bare', bare, bare],
+      ['work', work, join(work, '.git')],
+    ] as const) {
+      git(w.vault, 'remote', 'add', name, path);
+      await w.call('git_push', { remote: name, branch: 'main' });
+      assert.match(git(gitFolder, 'for-each-ref', '--format=%(refname)'), /refs\/heads\/main/);
+      git(w.vault, 'remote', 'remove', name);
+    }
+  });
+
+  it('never runs an upload-pack the repository names, even for a negotiating push (review finding)', async () => {
+    // push.negotiate starts a fetch whose upload-pack came from remote.<url>.uploadpack: a shell
+    // command of the agent's choosing, run as vaultd.
+    const url = `file://${join(w.remotes, 'remote.git')}`;
+    const pwned = (): string => join(w.outside, 'negotiated');
+    git(w.vault, 'remote', 'add', 'negotiating', url);
+    git(w.vault, 'config', 'push.negotiate', 'true');
+    git(w.vault, 'config', `remote.${url}.uploadpack`, `touch ${pwned()}; exec git-upload-pack`);
+    git(
+      w.vault,
+      'config',
+      'remote.negotiating.uploadpack',
+      `touch ${pwned()}; exec git-upload-pack`,
+    );
+    try {
+      git(w.vault, 'commit', '-q', '--allow-empty', '-m', 'to push');
+      await w.call('git_push', { remote: 'negotiating', branch: 'main' });
+      assert.equal(existsSync(pwned()), false);
+    } finally {
+      git(w.vault, 'config', '--unset', 'push.negotiate');
+      git(w.vault, 'config', '--remove-section', `remote.${url}`);
+      git(w.vault, 'remote', 'remove', 'negotiating');
+    }
+  });
 });
 
 describe(
