@@ -86,14 +86,14 @@ function renderCall(call: PendingCall, options: ApprovalSectionOptions): string[
     : `escaped ${inlineCode(JSON.stringify(call.id))}`;
   const facts = [`Requested ${call.requestedAt}`];
   if (call.expiresAt !== undefined) facts.push(`rejected as expired after ${call.expiresAt}`);
-  if (call.reason !== undefined && call.reason !== '') facts.push(oneLine(call.reason));
+  if (call.reason !== undefined && call.reason !== '') facts.push(inert(oneLine(call.reason)));
   const out = [`### ${call.name} · ${id}`, '', `${facts.join(' · ')}.`];
   const problems = [...(options.problems?.get(call.id) ?? []), ...(call.problems ?? [])];
   if (problems.length > 0) {
     out.push(
       '',
       '> [!warning] Your last decision could not be read',
-      ...problems.map((p) => `> - ${oneLine(p)}`),
+      ...problems.map((p) => `> - ${inert(oneLine(p))}`),
     );
   }
   out.push('', ...renderPreview(call.preview, call.previewKind));
@@ -117,7 +117,7 @@ function renderCall(call: PendingCall, options: ApprovalSectionOptions): string[
     out.push(
       '- [ ] approve',
       '- [ ] reject',
-      ...(call.alwaysRule === null ? [] : [`- [ ] always allow ${call.alwaysRule ?? call.name}`]),
+      ...(call.alwaysRule === null ? [] : [`- [ ] always allow ${alwaysLabel(call)}`]),
       '',
       'Reason: ',
     );
@@ -136,7 +136,7 @@ function renderCommands(call: PendingCall): string[] {
       : [
           call.alwaysRule === undefined
             ? `- always allow ${call.name}: ${inlineCode(`vaultd approve ${target} --always`)}`
-            : `- always allow ${call.alwaysRule}: ${inlineCode(`vaultd approve ${target} --scope ${shellWord(call.alwaysRule)}`)}`,
+            : `- always allow ${alwaysLabel(call)}: ${inlineCode(`vaultd approve ${target} --scope ${shellWord(call.alwaysRule)}`)}`,
         ]),
     `- reject: ${inlineCode(`vaultd reject ${target} --reason 'why'`)}`,
   ];
@@ -159,6 +159,26 @@ function renderPreview(preview: string | undefined, kind?: 'text' | 'diff'): str
     ...text.split('\n').map((line) => (line === '' ? '>' : `> ${line}`)),
     `> ${fence}`,
   ];
+}
+
+/**
+ * What an "always allow" box names: the tool, or the rule pinning this call's values as code (the
+ * reader drops a code span's backticks), since an agent's value is no markdown: `echo %%` opened
+ * an Obsidian comment that hid the rest of the section, the next calls' previews and boxes
+ * included, from a human told to approve them all by moving the note (review finding).
+ */
+function alwaysLabel(call: PendingCall): string {
+  return call.alwaysRule === undefined || call.alwaysRule === null
+    ? call.name
+    : inlineCode(call.alwaysRule);
+}
+
+/**
+ * Text holding names an agent chose (a note's, a file's) made unable to open an Obsidian comment
+ * or math block: `%%` and `$$` escaped.
+ */
+function inert(text: string): string {
+  return text.replace(/%%/g, '\\%\\%').replace(/\$\$/g, '\\$\\$');
 }
 
 function inlineCode(text: string): string {

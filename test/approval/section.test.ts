@@ -9,6 +9,8 @@ import {
   type PendingCall,
 } from '../../src/approval/section.ts';
 import { isModified } from '../../src/approval/canonical-json.ts';
+import { isObsidianCommentOpen } from '../../src/note/obsidian-comment.ts';
+import { readStructure } from '../../src/note/structure.ts';
 
 const mail: PendingCall = {
   id: 'call_mail',
@@ -214,6 +216,33 @@ describe('parseApprovalSection', () => {
     const decision = parseApprovalSection(scoped).get('call_mail');
     assert.equal(decision?.decision, 'always');
     assert.equal(decision?.grantScope, 'send_notification(recipient:*@Example.com)');
+  });
+
+  it('opens no Obsidian comment with an agent’s %% in a pinned rule, a reason or a problem (review finding)', () => {
+    // `- [ ] always allow shell_exec(command:"echo tidy %%", cwd:"work")` opened a comment that
+    // hid the rest of the section, the next call's preview and boxes included, from a human told
+    // to approve every call by moving the note.
+    const tidy: PendingCall = {
+      id: 'call_tidy',
+      name: 'shell_exec',
+      arguments: { command: 'echo tidy %%', cwd: 'work' },
+      requestedAt: '2026-11-21T10:00:00.000Z',
+      reason: 'cut off earlier (in Notes/a%%b.md)',
+      alwaysRule: 'shell_exec(command:"echo tidy %%", cwd:"work")',
+      problems: ['Notes/x%%.md changed after the preview was made $$'],
+    };
+    const text = note(renderApprovalSection([tidy, write]));
+    const structure = readStructure(text);
+    for (const at of [text.indexOf('### write_file'), text.indexOf('## Tool Results')]) {
+      assert.ok(at > 0);
+      assert.equal(isObsidianCommentOpen(text, structure, at), false, text.slice(0, at));
+    }
+    assert.doesNotMatch(text, /\$\$/);
+    // The box still reads back as that rule.
+    const ticked = tick(text, 'call_tidy', 'always allow');
+    const decision = parseApprovalSection(ticked).get('call_tidy');
+    assert.equal(decision?.decision, 'always');
+    assert.equal(decision?.grantScope, 'shell_exec(command:"echo tidy %%", cwd:"work")');
   });
 
   it('reads approve on one call and reject with a reason on another', () => {

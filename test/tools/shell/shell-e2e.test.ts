@@ -123,7 +123,7 @@ describe('shell pack end to end', { timeout: 90_000 }, () => {
     const pending = await waitPending(vault, 'keep.md');
     assert.match(
       pending,
-      /^- \[ \] always allow shell_exec\(command:"echo kept \\\*", cwd:"work"\)$/m,
+      /^- \[ \] always allow `shell_exec\(command:"echo kept \\\*", cwd:"work"\)`$/m,
     );
     await editInPlace(join(vault.root, 'Pending_Approval', 'keep.md'), (t) =>
       tickBox(t, 'k1', 'always allow'),
