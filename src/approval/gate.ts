@@ -1,7 +1,12 @@
 import type { ApprovedBy, Effects, Preview, SafetyLevel } from '../protocol/types.ts';
 import { matchesAllowedTools } from './allowed-tools.ts';
 import type { GrantStore, ToolIdentity } from './grants.ts';
-import { compilePolicy, evaluatePolicy, type CompiledPolicy } from './policy.ts';
+import {
+  compilePolicy,
+  evaluatePolicy,
+  type CompiledPolicy,
+  type PolicyVerdict,
+} from './policy.ts';
 import type {
   ApprovalRequest,
   ApprovalRequests,
@@ -11,6 +16,9 @@ import type {
 
 /** Through what a call was let run. */
 export type AuthorizationChannel = DecisionChannel | 'policy' | 'grant' | 'auto';
+
+/** The channels a human decides through. */
+const HUMAN_CHANNELS: ReadonlySet<AuthorizationChannel> = new Set(['tick', 'move', 'cli', 'http']);
 
 /**
  * The gate's permission for exactly one call with exactly these arguments: the only way to reach
@@ -335,15 +343,35 @@ export class ApprovalGate implements Gate {
     if (!sameIdentity(issued.call.identity, call.identity)) return false;
     // A policy reloaded since the permission was issued (SIGHUP) is asked again: a call allowed,
     // granted or approved before a new deny rule, still queued for a slot, ran after the
-    // operator forbade it. Deny rules only: an approval stays an approval.
-    if (
-      issued.generation !== this.#generation &&
-      evaluatePolicy(this.#policy, issued.call).verdict === 'deny'
-    ) {
+    // operator forbade it. For a human's approval, deny rules only: an approval stays an approval.
+    if (issued.generation !== this.#generation) {
+      const verdict = evaluatePolicy(this.#policy, issued.call).verdict;
+      if (verdict === 'deny') return false;
+      // A permission no human gave stands only while the new policy would give it again: queued
+      // calls an allow rule let through still ran once the operator had removed it or added an
+      // ask rule (review finding).
+      if (!HUMAN_CHANNELS.has(auth.channel) && !this.#runsUnasked(issued.call, verdict))
+        return false;
+    }
+    // A grant revoked while its call waited for a slot no longer covers it.
+    if (auth.channel === 'grant' && this.#grants?.lookup(issued.call)?.current !== true) {
       return false;
     }
     this.#redeemed.add(auth);
     return true;
+  }
+
+  /**
+   * Whether the policy (and the grants) let a call run without asking a human, as
+   * {@link evaluate} decides past the note's allowed tools.
+   * @param call the call.
+   * @param verdict the policy's verdict on it.
+   */
+  #runsUnasked(call: GateCall, verdict: PolicyVerdict['verdict']): boolean {
+    if (verdict === 'allow') return true;
+    if (verdict === 'ask' || verdict === 'deny') return false;
+    if (call.safety !== 'dangerous') return true;
+    return this.#grants?.lookup(call)?.current === true;
   }
 
   #issue(

@@ -268,7 +268,7 @@ export class Executor {
         error: makeError(
           'PERMISSION_DENIED',
           sameIdentity(auth.identity, identity)
-            ? `no valid permission for this ${tool.name} call with these parameters (or the policy, reloaded since it was allowed, now denies it); it was not run`
+            ? `no valid permission for this ${tool.name} call with these parameters (or the policy, reloaded since it was allowed, now denies it or asks a human first, or its always-allow grant was revoked); it was not run: write the call again to have it decided under the policy as it is now`
             : `${tool.name} changed after this call was allowed (its pack or its parameters are not the ones the grant, rule or human decided about); it was not run: write the call again to have it decided for ${tool.name} as it is now`,
         ),
       });

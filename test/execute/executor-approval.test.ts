@@ -198,6 +198,73 @@ describe('Executor and the approval gate', () => {
     }
   });
 
+  it('checks a permission no human gave against the whole reloaded policy, and a grant revoked since (review finding)', async () => {
+    // Calls an allow rule let through, queued for a slot, still ran after a SIGHUP that removed
+    // the rule or added an ask rule; a grant revoked while its call waited still covered it.
+    const { registry, runs } = notifier();
+    const gateCall = {
+      id: call.id,
+      name: call.name,
+      arguments: normal,
+      argsHash: hashArguments(normal),
+      safety: 'dangerous' as const,
+    };
+    const allowedBy = (gate: ApprovalGate): Authorization => {
+      const verdict = gate.evaluate(gateCall);
+      assert.equal(verdict.action, 'run');
+      return (verdict as { auth: Authorization }).auth;
+    };
+    for (const reloaded of [{}, { allow: ['send_notification'], ask: ['send_notification'] }]) {
+      const gate = new ApprovalGate({ policy: compilePolicy({ allow: ['send_notification'] }) });
+      const auth = allowedBy(gate);
+      gate.setPolicy(compilePolicy(reloaded));
+      const refused = await new Executor(registry, { gate }).execute(call, { authorization: auth });
+      assert.equal(refused.error?.code, 'PERMISSION_DENIED', JSON.stringify(reloaded));
+      assert.match(refused.error?.message ?? '', /asks a human first/);
+    }
+    assert.equal(runs.length, 0);
+    // A reload that still allows it, and a safe tool with no rule at all, run as before.
+    const kept = new ApprovalGate({ policy: compilePolicy({ allow: ['send_notification'] }) });
+    const keptAuth = allowedBy(kept);
+    kept.setPolicy(compilePolicy({ allow: ['send_notification'], deny: ['shell_exec'] }));
+    const ran = await new Executor(registry, { gate: kept }).execute(call, {
+      authorization: keptAuth,
+    });
+    assert.equal(ran.status, 'success');
+    assert.equal(runs.length, 1);
+    const safe = registryWith({ name: 'look', handler: () => 'seen' });
+    const auto = new ApprovalGate({});
+    const autoVerdict = auto.evaluate({
+      ...gateCall,
+      name: 'look',
+      arguments: {},
+      safety: 'safe',
+      argsHash: hashArguments({}),
+    });
+    assert.equal(autoVerdict.action, 'run');
+    auto.setPolicy(compilePolicy({ deny: ['shell_exec'] }));
+    const looked = await new Executor(safe.registry, { gate: auto }).execute(
+      { id: call.id, name: 'look', arguments: {} },
+      { authorization: (autoVerdict as { auth: Authorization }).auth },
+    );
+    assert.equal(looked.status, 'success');
+
+    const dir = await mkdtemp(join(tmpdir(), 'vaultd-grant-revoked-'));
+    try {
+      const grants = GrantStore.open(dir);
+      const gate = new ApprovalGate({ grants });
+      await grants.add('send_notification', { by: 'alice' });
+      const auth = allowedBy(gate);
+      assert.equal(auth.channel, 'grant');
+      assert.equal(await grants.revoke('send_notification'), 1);
+      const refused = await new Executor(registry, { gate }).execute(call, { authorization: auth });
+      assert.equal(refused.error?.code, 'PERMISSION_DENIED');
+      assert.equal(runs.length, 1);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('runs under a grant only the tool it was given for: not one of that name from another pack (review finding)', async () => {
     // Grants used to name a tool only: a grant of a plugin's send_notification covered the
     // send_notification another pack brought after it, which no human had looked at.
