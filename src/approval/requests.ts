@@ -108,6 +108,9 @@ export class ApprovalRequests {
   /** The last change in flight per request id: changes of one request are made one at a time. */
   readonly #changing = new Map<string, Promise<unknown>>();
   #version = 0;
+  /** {@link openFor}'s index, built at `#openByNameVersion`. */
+  #openByName: Map<string, ApprovalRequest[]> | undefined;
+  #openByNameVersion = -1;
 
   private constructor(journal: Journal<Line>, damage: JournalDamage | null) {
     this.path = journal.path;
@@ -171,6 +174,27 @@ export class ApprovalRequests {
     for (const r of this.#byId.values())
       if (r.state === 'pending' && Date.parse(r.expiresAt) > now) n++;
     return n;
+  }
+
+  /**
+   * The requests still to be decided or run (pending or approved) recorded for a note of this
+   * file name, in any folder (the caller checks the folder): found without reading the note.
+   * @param name the note's file name, without a claim tag.
+   */
+  openFor(name: string): readonly ApprovalRequest[] {
+    if (this.#openByName === undefined || this.#openByNameVersion !== this.#version) {
+      const index = new Map<string, ApprovalRequest[]>();
+      for (const request of this.#byId.values()) {
+        if (request.state !== 'pending' && request.state !== 'approved') continue;
+        const key = noteName(request.note);
+        const list = index.get(key);
+        if (list === undefined) index.set(key, [request]);
+        else list.push(request);
+      }
+      this.#openByName = index;
+      this.#openByNameVersion = this.#version;
+    }
+    return this.#openByName.get(name) ?? [];
   }
 
   /** Every request, oldest first. */
@@ -384,8 +408,11 @@ export class ApprovalRequests {
   }
 }
 
-/** A note's file name without the claim tag it may carry in `In_Progress/`. */
-function noteName(note: string): string {
+/**
+ * A note's file name without the claim tag it may carry in `In_Progress/`.
+ * @param note the note's path (vault-relative or absolute) or file name.
+ */
+export function noteName(note: string): string {
   return readClaimedName(basename(note)).original;
 }
 

@@ -172,8 +172,17 @@ async function decisionToApply(
 ): Promise<{ apply: boolean; until: number }> {
   const no = { apply: false, until: Number.POSITIVE_INFINITY };
   const section = await ctx.notes.approval(text);
+  if (kind !== 'pending') {
+    // A note moved to decide. One in Approved/ leaves it once worked on, so any section there is
+    // applied. One in Rejected/ stays there: it is worked on only while a request recorded for it
+    // is open, or any section, vaultd's or not (a heading of the person's own, an agent's with its
+    // key spelled `pending\u005fcall`), made vaultd rewrite it at every scan (review finding). A
+    // note moved without its section is decided by its recorded requests too (it was left
+    // undecided in Approved/).
+    const open = hasOpenRequest(ctx, path) ?? section.found;
+    return (kind === 'approved' && section.found) || open ? { apply: true, until: 0 } : no;
+  }
   if (!section.found) return no;
-  if (kind !== 'pending') return { apply: true, until: 0 };
   if (hasNewProblems(ctx, path, section)) return { apply: true, until: 0 };
   const requests = ctx.gate.requests;
   const now = Date.now();
@@ -189,6 +198,16 @@ async function decisionToApply(
     if (expires < no.until) no.until = expires;
   }
   return no;
+}
+
+/**
+ * Whether a request recorded for the note at `path` (see {@link isRequestOf}) is still to be
+ * decided or run; undefined without a request store.
+ */
+function hasOpenRequest(ctx: PipelineContext, path: string): boolean | undefined {
+  const requests = ctx.gate.requests;
+  if (requests === undefined) return undefined;
+  return requests.openFor(basename(path)).some((request) => isRequestOf(ctx, request.note, path));
 }
 
 /** Most pending notes whose section problems are remembered; past it the memory starts again. */
@@ -294,7 +313,16 @@ async function bindRequests(
 ): Promise<void> {
   const requests = ctx.gate.requests;
   if (requests === undefined) return;
-  for (const decision of (await ctx.notes.approval(text)).decisions.values()) {
+  const section = await ctx.notes.approval(text);
+  if (!section.found) {
+    // Moved to decide with the section deleted: the open requests recorded for the note.
+    for (const request of requests.openFor(basename(path))) {
+      if (isRequestOf(ctx, request.note, path))
+        await requests.moved(request.id, noteKey(ctx, claimed));
+    }
+    return;
+  }
+  for (const decision of section.decisions.values()) {
     const request = decision.nonce === null ? undefined : requests.get(decision.nonce);
     if (request === undefined || request.callId !== decision.id) continue;
     if (!isRequestOf(ctx, request.note, path)) continue;

@@ -18,6 +18,7 @@ import type { Tool, ToolCall, ToolResult } from '../protocol/types.ts';
 import { callKey, fsyncDirectory, VaultIoError } from '../vault/index.ts';
 import { DuplicateIntentError } from '../vault/ledger.ts';
 import type { FolderKind } from '../vault/watcher.ts';
+import { noteName } from '../approval/requests.ts';
 import type { PipelineContext } from './context.ts';
 import { makePipelineResult } from './make-result.ts';
 import { ledgerKeysOf } from './note-ledger.ts';
@@ -369,7 +370,17 @@ function askedRequest(
 ): AskedRequest {
   const decision = section.decisions.get(found.id);
   const nonce = decision?.nonce ?? null;
-  const request = nonce === null ? undefined : ctx.gate.requests?.get(nonce);
+  const requests = ctx.gate.requests;
+  // A note moved to decide with its section deleted names no request: the one recorded for this
+  // call of this note (bound to the claim) is the one asked (review finding: it was asked again).
+  const request =
+    nonce !== null
+      ? requests?.get(nonce)
+      : section.found
+        ? undefined
+        : requests
+            ?.openFor(noteName(work.key))
+            .find((r) => r.note === work.key && r.callId === found.id && r.tool === found.name);
   if (
     request !== undefined &&
     request.note === work.key &&
@@ -736,6 +747,22 @@ function vaultDecision(
       decision: {
         ...base,
         kind: 'reject',
+        always: false,
+        channel: 'move',
+        by: 'human',
+        arguments: null,
+      },
+    };
+  }
+  if (decision === undefined && !section.found && work.from === 'approved') {
+    // Moved to approve with the section deleted: the move approves the call as vaultd asked about
+    // it (the request's own arguments). The note went back to waiting with a problem telling the
+    // person to move it, which they had done (review finding).
+    return {
+      kind: 'decided',
+      decision: {
+        ...base,
+        kind: 'approve',
         always: false,
         channel: 'move',
         by: 'human',
