@@ -10,6 +10,8 @@ import { checkSingleLink, fsError, inParent, openForRead } from './pinned.ts';
 const CHUNK = 64 * 1024;
 /** Bytes scanned past the part returned, to count the file's lines; beyond it the count is left out. */
 const COUNT_SCAN_BYTES = 64 * 1024 * 1024;
+/** Bytes of a file one call reads at most (to reach `start_line`, and in all): lines past them are not returned. */
+const MAX_SCAN_BYTES = 256 * 1024 * 1024;
 
 type ReadArgs = {
   path: string;
@@ -74,6 +76,7 @@ export const readFile = defineTool<ReadArgs>({
                 args.start_line ?? 1,
                 args.end_line,
                 config.maxReadBytes,
+                ctx.signal,
               )
             : await readTail(handle, stat.size, args.tail, config.maxReadBytes);
         const data = {
@@ -90,9 +93,11 @@ export const readFile = defineTool<ReadArgs>({
           ? ''
           : args.tail !== undefined
             ? `\n[… only these lines fit in ${config.maxReadBytes} bytes]`
-            : part.endLine === null
-              ? `\n[… line ${part.startLine ?? 1} alone is longer than ${config.maxReadBytes} bytes; read_file cannot return it]`
-              : `\n[… cut at ${config.maxReadBytes} bytes: ${shown} goes on; read on with start_line: ${part.endLine + 1}]`;
+            : part.unreached
+              ? `\n[… line ${part.startLine ?? 1} is not within the first ${MAX_SCAN_BYTES / (1024 * 1024)} MiB of ${shown}, as far as read_file reads; tail reads the end]`
+              : part.endLine === null
+                ? `\n[… line ${part.startLine ?? 1} alone is longer than ${config.maxReadBytes} bytes; read_file cannot return it]`
+                : `\n[… cut at ${config.maxReadBytes} bytes: ${shown} goes on; read on with start_line: ${part.endLine + 1}]`;
         return toolOutput(part.text + note, data);
       } catch (error) {
         throw fsError(error, shown);
@@ -113,72 +118,115 @@ interface Part {
   readonly totalLines: number | null;
   /** The byte cap stopped the part before the lines asked for. */
   readonly truncated: boolean;
+  /** The first line asked for starts past the bytes a call reads ({@link MAX_SCAN_BYTES}). */
+  readonly unreached: boolean;
 }
 
-/** Lines `first..last` of a file, read in chunks, within `cap` bytes of text returned. */
+/**
+ * Lines `first..last` of a file, read in chunks, within `cap` bytes of text returned. Only the
+ * bytes of lines that are returned are kept (as chunks, decoded once the line is whole): a line
+ * past the cap or outside the range is only scanned for its end, so a file of one huge line costs
+ * no more memory than the cap and time linear in the bytes read. At most {@link COUNT_SCAN_BYTES}
+ * are read past the part returned and {@link MAX_SCAN_BYTES} in all; the call's signal is looked at
+ * before every chunk.
+ */
 async function readLines(
   handle: FileHandle,
   size: number,
   first: number,
   last: number | undefined,
   cap: number,
+  signal: AbortSignal,
 ): Promise<Part> {
   const decoder = new TextDecoder('utf-8', { fatal: true });
   const buffer = Buffer.alloc(CHUNK);
   const kept: string[] = [];
   let keptBytes = 0;
-  let line = 1; // the line the next character belongs to
-  let partial = '';
+  let line = 1; // the line the next byte belongs to
+  let pieces: Buffer[] = []; // the bytes of that line so far, while it is one to return
+  let pieceBytes = 0;
+  let open = false; // bytes of that line were read, and not its end
   let truncated = false;
+  let unreached = false;
   let position = 0;
   let scannedPast = 0;
-  const take = (text: string): void => {
-    if (line < first || (last !== undefined && line > last) || truncated) return;
-    const bytes = Buffer.byteLength(text) + 1;
-    if (keptBytes + bytes > cap) {
-      truncated = true;
-      return;
-    }
-    kept.push(text);
-    keptBytes += bytes;
-  };
-  while (position < size) {
-    const { bytesRead } = await handle.read(buffer, 0, CHUNK, position);
-    if (bytesRead === 0) break;
-    position += bytesRead;
-    let text: string;
+  const wanted = (): boolean => !truncated && line >= first && (last === undefined || line <= last);
+  const decode = (bytes: Buffer): string => {
     try {
-      text = decoder.decode(buffer.subarray(0, bytesRead), { stream: true });
+      return decoder.decode(bytes);
     } catch {
       throw new ToolError(
         'EXECUTION_FAILED',
         'the file is not UTF-8 text past its start; read_file reads text only',
       );
     }
-    const pieces = (partial + text).split('\n');
-    partial = pieces.pop() ?? '';
-    for (const piece of pieces) {
-      take(piece);
-      line++;
+  };
+  while (position < size) {
+    if (signal.aborted) {
+      throw new ToolError(
+        'EXECUTION_FAILED',
+        `the call was stopped (its timeout, or the daemon stopping) after ${position} bytes of the file were read`,
+      );
     }
-    const pastWanted = truncated || (last !== undefined && line > last);
-    if (pastWanted) {
+    if (position >= MAX_SCAN_BYTES) {
+      // Lines still wanted past the bound are not returned: the part ends here.
+      if (line < first) unreached = true;
+      if (wanted() || unreached) truncated = true;
+      break;
+    }
+    const { bytesRead } = await handle.read(buffer, 0, CHUNK, position);
+    if (bytesRead === 0) break;
+    position += bytesRead;
+    const chunk = buffer.subarray(0, bytesRead);
+    for (let from = 0; ;) {
+      const newline = chunk.indexOf(0x0a, from);
+      const end = newline === -1 ? bytesRead : newline;
+      if (wanted()) {
+        if (keptBytes + pieceBytes + (end - from) + 1 > cap) {
+          truncated = true;
+          pieces = [];
+          pieceBytes = 0;
+        } else if (end > from) {
+          // A copy: the buffer is read into again.
+          pieces.push(Buffer.from(chunk.subarray(from, end)));
+          pieceBytes += end - from;
+        }
+      }
+      if (newline === -1) {
+        open ||= end > from;
+        break;
+      }
+      if (wanted()) {
+        kept.push(decode(Buffer.concat(pieces, pieceBytes)));
+        keptBytes += pieceBytes + 1;
+      }
+      pieces = [];
+      pieceBytes = 0;
+      open = false;
+      line++;
+      from = newline + 1;
+    }
+    if (truncated || (last !== undefined && line > last)) {
       scannedPast += bytesRead;
       if (scannedPast > COUNT_SCAN_BYTES) break;
     }
   }
   const atEnd = position >= size;
-  if (atEnd && partial !== '') take(partial);
-  const lastLine = atEnd ? (partial === '' ? line - 1 : line) : null;
+  if (atEnd && open && wanted()) {
+    kept.push(decode(Buffer.concat(pieces, pieceBytes)));
+    keptBytes += pieceBytes + 1;
+  }
+  const lastLine = atEnd ? (open ? line : line - 1) : null;
   const endLine = kept.length === 0 ? null : first + kept.length - 1;
   // Through to the end of a file that ends with a line end: keep it, so the text is the file's.
-  const trailing = atEnd && partial === '' && size > 0 && endLine !== null && endLine === lastLine;
+  const trailing = atEnd && !open && size > 0 && endLine !== null && endLine === lastLine;
   return {
     text: kept.join('\n') + (trailing ? '\n' : ''),
     startLine: first,
     endLine,
     totalLines: lastLine,
     truncated,
+    unreached,
   };
 }
 
@@ -221,5 +269,6 @@ async function readTail(
     endLine: totalLines === null || lines.length === 0 ? null : totalLines,
     totalLines,
     truncated,
+    unreached: false,
   };
 }
