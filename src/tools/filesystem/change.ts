@@ -1,4 +1,6 @@
-import { link, rename, rmdir, unlink } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import type { Stats } from 'node:fs';
+import { link, lstat, rename, rmdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { defineTool } from '../../protocol/define-tool.ts';
 import { ToolError } from '../../protocol/errors.ts';
@@ -24,6 +26,7 @@ import {
   pinDir,
   inParent,
   removeTree,
+  swappedIn,
   TreeChangedError,
   writeAtomic,
   type PinnedDir,
@@ -253,6 +256,8 @@ export const moveFile = defineTool<TwoPaths>({
     const overwrite = args.overwrite === true;
     const stat = await lstatOrNull(src.path);
     if (stat === null) throw new ToolError('EXECUTION_FAILED', `${from} does not exist`);
+    // Resolved on its real path a moment ago: a link at its name now was swapped in.
+    if (stat.isSymbolicLink()) throw swappedIn(from);
     if (isInside(dest.path, src.path)) {
       throw new ToolError(
         'EXECUTION_FAILED',
@@ -274,20 +279,7 @@ export const moveFile = defineTool<TwoPaths>({
     }
     try {
       if (stat.isDirectory()) await renameFolder(src.path, dest.path);
-      else
-        await inParents(src.path, dest.path, async (ds, dd) => {
-          const a = ds.entry(basename(src.path));
-          const b = dd.entry(basename(dest.path));
-          if (overwrite) {
-            await rename(a, b);
-          } else {
-            // link() refuses an existing destination atomically, where rename() would replace it.
-            await link(a, b);
-            await unlink(a);
-          }
-          await ds.sync();
-          if (dd !== ds) await dd.sync();
-        });
+      else await moveOneFile(src.path, dest.path, stat, overwrite, from, to);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
         throw new ToolError(
@@ -307,6 +299,75 @@ export const moveFile = defineTool<TwoPaths>({
     });
   },
 });
+
+/**
+ * Move the file looked at (`seen`) through both pinned parents, by hard link, never by renaming
+ * the source's name: link() never takes a folder (EPERM), so a folder the agent swapped in at the
+ * name after the handler looked (a file needs no tree check) stays where it is; what was linked is
+ * compared with `seen` (device and inode) and unlinked when it is another entry. Without
+ * `overwrite` the link is made at the destination, which link() refuses atomically when taken;
+ * with it, at a temporary name then renamed over the destination. The source's name is unlinked
+ * last, only while it still holds the file moved.
+ */
+async function moveOneFile(
+  src: string,
+  dest: string,
+  seen: Stats,
+  overwrite: boolean,
+  from: string,
+  to: string,
+): Promise<void> {
+  const changed = (what: string): ToolError =>
+    new ToolError(
+      'PERMISSION_DENIED',
+      `${from} changed while the call ran (${what}); nothing was moved`,
+    );
+  await inParents(src, dest, async (ds, dd) => {
+    const a = ds.entry(basename(src));
+    const b = dd.entry(basename(dest));
+    const name = basename(dest);
+    const landing = overwrite
+      ? dd.entry(`.${name.slice(0, 100)}.${randomBytes(6).toString('hex')}.vaultd-tmp`)
+      : b;
+    try {
+      await link(a, landing);
+    } catch (error) {
+      const now = await lstatOrNull(a).catch(() => null);
+      if (now !== null && !sameEntry(now, seen)) {
+        throw changed('a folder or another entry took its name');
+      }
+      throw error;
+    }
+    if (!sameEntry(await lstat(landing), seen)) {
+      await unlink(landing);
+      throw changed('another file took its name');
+    }
+    if (overwrite) {
+      try {
+        await rename(landing, b);
+      } catch (error) {
+        await unlink(landing).catch(() => undefined);
+        throw error;
+      }
+    }
+    const left = await lstatOrNull(a);
+    if (left !== null && sameEntry(left, seen)) await unlink(a);
+    await ds.sync();
+    if (dd !== ds) await dd.sync();
+    if (left !== null && !sameEntry(left, seen)) {
+      throw new ToolError(
+        'PERMISSION_DENIED',
+        `${from} changed while the call ran: the file is at ${to}, and what took its old name was left there`,
+        { sideEffect: true },
+      );
+    }
+  });
+}
+
+/** Whether two stats are of the same entry on disk. */
+function sameEntry(a: Stats, b: Stats): boolean {
+  return a.dev === b.dev && a.ino === b.ino;
+}
 
 /**
  * Check a moved folder's tree again where it landed: an entry the agent added between the check
