@@ -10,6 +10,7 @@ import { isInside } from '../../vault/access.ts';
 import { readUpTo } from '../../vault/read-regular.ts';
 import {
   basisOf,
+  checkUnchanged,
   readTextFile,
   resolvePath,
   sha256,
@@ -159,6 +160,8 @@ export const copyFile = defineTool<TwoPaths>({
   }),
   async handler(args, ctx) {
     const { config, src, dest, from, to } = await resolveTwo(args, ctx, 'read');
+    checkUnchanged(ctx.files, args.source, src);
+    checkUnchanged(ctx.files, args.destination, dest);
     const overwrite = args.overwrite === true;
     const content = await readBytes(src, from, config.maxWriteBytes);
     await destinationState(config, dest, to, overwrite);
@@ -253,6 +256,8 @@ export const moveFile = defineTool<TwoPaths>({
   }),
   async handler(args, ctx) {
     const { config, src, dest, from, to } = await resolveTwo(args, ctx, 'write');
+    checkUnchanged(ctx.files, args.source, src);
+    checkUnchanged(ctx.files, args.destination, dest);
     const overwrite = args.overwrite === true;
     const stat = await lstatOrNull(src.path);
     if (stat === null) throw new ToolError('EXECUTION_FAILED', `${from} does not exist`);
@@ -527,6 +532,7 @@ async function deleteHandler(
   const config = readFilesystemConfig(ctx.config);
   const resolved = await resolvePath(ctx.files, args.path, 'write', true);
   const shown = ctx.files.display(resolved);
+  checkUnchanged(ctx.files, args.path, resolved);
   const stat = await lstatOrNull(resolved.path);
   if (stat === null) throw new ToolError('EXECUTION_FAILED', `${shown} does not exist`);
   let removed = 1;

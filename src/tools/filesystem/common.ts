@@ -84,32 +84,27 @@ export async function inScratch(
 }
 
 /**
- * Refuse a write whose path named a scratch folder (so its call ran without a human) but whose
- * real path is now elsewhere: a link swapped in after the call's level was decided.
+ * Refuse a change whose path leads somewhere else now than when its call was decided. The executor
+ * hands a handler the canonical path (links resolved, see `src/execute/canonical-paths.ts`), the
+ * one the policy, the grants, the human and the scratch check saw; read by name it is the real
+ * path it had then. A real path that differs now means a link was swapped in on the way (an
+ * agent's job renaming `Drafts` and linking `Drafts` to `Notes` while the call waited for its
+ * slot), and the call would change a file nobody allowed. Where the handler pins the folder of
+ * the real path checked here, nothing can change after this check.
  * @param files the call's access.
- * @param config the pack's config.
- * @param path the path the agent gave.
+ * @param path the path the call was decided with (canonical when it comes from the executor).
  * @param resolved its real path now.
+ * @throws ToolError `PERMISSION_DENIED` when they differ.
  */
-export async function checkStillScratch(
-  files: VaultAccess,
-  config: FilesystemConfig,
-  path: string,
-  resolved: ResolvedPath,
-): Promise<void> {
-  if (config.scratch.length === 0 || (await inScratch(files, config, resolved))) return;
+export function checkUnchanged(files: VaultAccess, path: string, resolved: ResolvedPath): void {
   const first = files.roots[0];
   if (first === undefined) return;
-  const lexical = isAbsolute(path) ? resolve(path) : resolve(first.path, path);
-  for (const folder of config.scratch) {
-    const scratch = await files.resolve(folder, 'write').catch(() => undefined);
-    if (scratch !== undefined && isInside(lexical, scratch.path)) {
-      throw new ToolError(
-        'PERMISSION_DENIED',
-        `${path} is in the scratch folder ${folder} but now leads to ${files.display(resolved)} (a link was swapped in); nothing was written`,
-      );
-    }
-  }
+  const decided = isAbsolute(path) ? resolve(path) : resolve(first.path, path);
+  if (decided === resolved.path) return;
+  throw new ToolError(
+    'PERMISSION_DENIED',
+    `${path} changed while the call waited: it now leads to ${files.display(resolved)} (a link was swapped in), not to the path that was allowed; nothing was done`,
+  );
 }
 
 /**

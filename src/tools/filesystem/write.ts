@@ -5,7 +5,7 @@ import { toolOutput } from '../../protocol/output.ts';
 import type { CallFacts, Effects, ResolvedPath, VaultAccess } from '../../protocol/types.ts';
 import {
   basisOf,
-  checkStillScratch,
+  checkUnchanged,
   diffStats,
   inScratch,
   readTextFile,
@@ -114,7 +114,7 @@ export const writeFile = defineTool<WriteArgs>({
     const config = readFilesystemConfig(ctx.config);
     const resolved = await resolvePath(ctx.files, args.path, 'write', true);
     const shown = ctx.files.display(resolved);
-    await checkStillScratch(ctx.files, config, args.path, resolved);
+    checkUnchanged(ctx.files, args.path, resolved);
     const bytes = Buffer.from(args.content, 'utf8');
     if (bytes.length > config.maxWriteBytes) {
       throw new ToolError(
@@ -214,7 +214,7 @@ export const editFile = defineTool<EditArgs>({
       true,
     );
     const shown = ctx.files.display(resolved);
-    if (args.dry_run !== true) await checkStillScratch(ctx.files, config, args.path, resolved);
+    if (args.dry_run !== true) checkUnchanged(ctx.files, args.path, resolved);
     const current = await readTextFile(resolved, shown, config.maxEditBytes);
     if (current === null)
       throw new ToolError('EXECUTION_FAILED', `${shown} does not exist; create it with write_file`);
@@ -263,6 +263,7 @@ export const createDirectory = defineTool<{ path: string }>({
   async handler(args, ctx) {
     const resolved = await ctx.files.resolve(args.path, 'write');
     const shown = ctx.files.display(resolved);
+    checkUnchanged(ctx.files, args.path, resolved);
     const before = await lstatOrNull(resolved.path);
     if (before !== null && !before.isDirectory()) {
       throw new ToolError('EXECUTION_FAILED', `${shown} exists and is not a folder`);
