@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../vault/atomic-write.ts';
 import {
@@ -250,28 +250,99 @@ export class GrantStore {
   }
 
   #write<T>(change: () => T): Promise<T> {
-    const run = this.#chain.then(async () => {
-      this.reload();
-      if (this.#problem !== null) {
-        throw new GrantsFileError(
-          this.path,
-          `${this.#problem}; fix or delete the file, then try again`,
-        );
-      }
-      const outcome = change();
-      const body = { version: 2, grants: this.#grants.map((g) => g.grant) };
-      try {
-        await mkdir(this.#stateDir, { recursive: true });
-        await writeFileAtomic(this.path, `${JSON.stringify(body, null, 2)}\n`);
-      } catch (error) {
-        this.reload();
-        throw new GrantsFileError(this.path, 'could not save the grants', { cause: error });
-      }
-      this.#stamp = stampOf(this.path);
-      return outcome;
-    });
+    const run = this.#chain.then(() => this.#locked(() => this.#change(change)));
     this.#chain = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * Run `work` holding `grants.json.lock`, made with O_EXCL and holding this process's pid: the
+   * daemon and `vaultd grants` are two processes, each reading the file, changing it and writing it
+   * whole, and a revoke reported done was undone by a grant the daemon wrote at the same moment
+   * from the file as it was before (review finding). A lock left by a process that is gone, or
+   * older than {@link STALE_LOCK_MS}, is taken over.
+   */
+  async #locked<T>(work: () => Promise<T>): Promise<T> {
+    await mkdir(this.#stateDir, { recursive: true });
+    const lock = `${this.path}.lock`;
+    const deadline = Date.now() + LOCK_WAIT_MS;
+    for (;;) {
+      try {
+        const handle = await open(lock, 'wx', 0o600);
+        try {
+          await handle.writeFile(String(process.pid));
+        } finally {
+          await handle.close();
+        }
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+          throw new GrantsFileError(this.path, 'could not lock the grants', { cause: error });
+        }
+      }
+      if (await staleLock(lock)) {
+        await unlink(lock).catch(() => undefined);
+        continue;
+      }
+      if (Date.now() >= deadline) {
+        throw new GrantsFileError(
+          this.path,
+          `the grants are locked by another process (${lock}); try again, or delete the lock if no vaultd is running`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    try {
+      return await work();
+    } finally {
+      await unlink(lock).catch(() => undefined);
+    }
+  }
+
+  /** Read the file again, apply `change`, and write the file whole (atomically). */
+  async #change<T>(change: () => T): Promise<T> {
+    this.reload();
+    if (this.#problem !== null) {
+      throw new GrantsFileError(
+        this.path,
+        `${this.#problem}; fix or delete the file, then try again`,
+      );
+    }
+    const outcome = change();
+    const body = { version: 2, grants: this.#grants.map((g) => g.grant) };
+    try {
+      await writeFileAtomic(this.path, `${JSON.stringify(body, null, 2)}\n`);
+    } catch (error) {
+      this.reload();
+      throw new GrantsFileError(this.path, 'could not save the grants', { cause: error });
+    }
+    this.#stamp = stampOf(this.path);
+    return outcome;
+  }
+}
+
+/** How long a write waits for another process's lock on the grants. */
+const LOCK_WAIT_MS = 10_000;
+/** A lock older than this is a leftover (a write takes milliseconds). */
+const STALE_LOCK_MS = 30_000;
+
+/** Whether a grants lock was left by a process that is gone, or long ago. */
+async function staleLock(lock: string): Promise<boolean> {
+  try {
+    const [text, info] = await Promise.all([readFile(lock, 'utf8'), stat(lock)]);
+    if (Date.now() - info.mtimeMs > STALE_LOCK_MS) return true;
+    const pid = Number(text);
+    // Being written: its pid is not there yet.
+    if (!Number.isInteger(pid) || pid <= 0) return false;
+    try {
+      process.kill(pid, 0);
+      return false;
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === 'ESRCH';
+    }
+  } catch {
+    // Gone already: try again.
+    return false;
   }
 }
 

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -22,6 +23,40 @@ describe('GrantStore', () => {
   });
   afterEach(async () => {
     await rm(root, { recursive: true, force: true });
+  });
+
+  it('keeps a revoke made while another process adds a grant (review finding)', async () => {
+    // The daemon and `vaultd grants revoke` each read the file, changed it and wrote it whole:
+    // the revoke was reported done, and the daemon's write, made from the file as it was before,
+    // brought the revoked grant back. Two stores stand for the two processes.
+    await GrantStore.open(stateDir).add('shell_exec', { by: 'alice', channel: 'cli' });
+    const daemon = GrantStore.open(stateDir);
+    const cli = GrantStore.open(stateDir);
+    for (let round = 0; round < 20; round++) {
+      const adding = daemon.add(`write_file(path:Notes/${round}*)`, { by: 'human' });
+      const removed = cli.revoke('shell_exec');
+      await adding;
+      assert.equal(await removed, round === 0 ? 1 : 0);
+      const rules = GrantStore.open(stateDir)
+        .list()
+        .map((g) => g.rule);
+      assert.ok(!rules.includes('shell_exec'), `round ${round}: ${rules.join(', ')}`);
+      assert.ok(rules.includes(`write_file(path:Notes/${round}*)`));
+    }
+    assert.deepEqual(await readdir(stateDir), ['grants.json']);
+  });
+
+  it('takes over a grants lock left by a process that is gone', async () => {
+    const { pid } = spawnSync(process.execPath, ['-e', '0']);
+    const store = GrantStore.open(stateDir);
+    await store.add('a_tool', { by: 'human' });
+    await writeFile(join(stateDir, 'grants.json.lock'), String(pid));
+    await store.add('b_tool', { by: 'human' });
+    assert.deepEqual(
+      store.list().map((g) => g.rule),
+      ['a_tool', 'b_tool'],
+    );
+    assert.deepEqual(await readdir(stateDir), ['grants.json']);
   });
 
   it('starts empty when there is no file, and creates the state directory on the first grant', async () => {
