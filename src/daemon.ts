@@ -11,6 +11,7 @@ import {
 } from './approval/index.ts';
 import { readSubmittedDecisions } from './approval/decision-files.ts';
 import { approvalsBackend } from './approval/approvals-backend.ts';
+import { deepFreeze } from './config/deep-freeze.ts';
 import type { Config } from './config/types.ts';
 import { Executor } from './execute/index.ts';
 import { limitLookups } from './execute/lookup-limit.ts';
@@ -778,10 +779,14 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
       logger.error({ err: error }, 'SIGHUP: the new config is invalid; keeping the running one');
       return { ok: false, error: message, needsRestart: [] };
     }
+    // Keys only a restart applies keep their running values until then: taken half-way, the
+    // Approval text named decision folders nobody watched yet, and max_calls_per_note refused
+    // notes the call budget and the note worker still sized for the old one (review finding).
+    const effective = withRunningValues(next, ctx.config, RESTART_KEYS);
     gate.setPolicy(nextPolicy);
-    gate.setExpireAfter(next.approval.expire_after_ms);
+    gate.setExpireAfter(effective.approval.expire_after_ms);
     if (host !== undefined) {
-      void host.reload(next).then(
+      void host.reload(effective).then(
         (packs) => {
           if (packs.length > 0)
             logger.warn({ needs_restart: packs }, 'tool pack config changed; restart to apply it');
@@ -790,9 +795,9 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
           logger.error({ err: error }, 'a tool pack could not take the new config'),
       );
     }
-    ctx.config = next;
-    currentConfig = next;
-    logger.level = next.log.level;
+    ctx.config = effective;
+    currentConfig = effective;
+    logger.level = effective.log.level;
     // Changed keys that only a restart applies are said loudly, never silently ignored.
     if (needsRestart.length > 0) logger.warn({ needs_restart: needsRestart }, 'config reloaded');
     else logger.info({ needs_restart: needsRestart }, 'config reloaded');
@@ -833,6 +838,24 @@ const RESTART_KEYS = [
   'dashboard_interval_ms',
   'approval.check_cron',
 ] as const;
+
+/**
+ * `next` with the values `running` has at the given keys (dotted for a key inside a section).
+ * @param next the config read again.
+ * @param running the config the daemon runs with.
+ * @param keys the keys to keep.
+ */
+function withRunningValues(next: Config, running: Config, keys: readonly string[]): Config {
+  const out = structuredClone(next) as unknown as Record<string, unknown>;
+  for (const key of keys) {
+    const parts = key.split('.');
+    const last = parts.pop() as string;
+    let target = out;
+    for (const part of parts) target = target[part] as Record<string, unknown>;
+    target[last] = valueAt(running, key);
+  }
+  return deepFreeze(out as unknown as Config);
+}
 
 /** The value of a config key, dotted for a key inside a section. */
 function valueAt(config: Config, key: string): unknown {

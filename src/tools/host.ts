@@ -259,16 +259,26 @@ export class PackHost {
     const before = this.#config;
     this.#config = config;
     for (const pack of this.#options.packs) {
-      const was = JSON.stringify(this.sectionOf(pack, before));
       const now = this.sectionOf(pack, config);
-      if (was === JSON.stringify(now)) continue;
       const running = this.#running.get(pack.name);
+      // A running pack is compared with the section it runs with: one whose reload failed is
+      // given the new section again at the next SIGHUP (it was compared with the last file read,
+      // so it kept its old section for good), and the packs after it still get theirs.
+      const was = running?.config ?? this.sectionOf(pack, before);
+      if (JSON.stringify(was) === JSON.stringify(now)) continue;
       if (running === undefined || running.handle.reload === undefined || !this.isEnabled(pack)) {
         needsRestart.push(`tools.${pack.name}`);
         continue;
       }
-      await running.handle.reload(now);
-      running.config = now;
+      try {
+        await running.handle.reload(now);
+        running.config = now;
+      } catch (error) {
+        this.#options.logger.error(
+          { err: error, pack: pack.name },
+          'tool pack could not take its new config; it keeps the one it had',
+        );
+      }
     }
     return needsRestart;
   }

@@ -83,6 +83,24 @@ describe('vaultd run: SIGHUP reloads the config', () => {
     assert.deepEqual(line['needs_restart'], ['concurrency', 'retry', 'approval.check_cron']);
   });
 
+  it('keeps the running value of a setting that needs a restart until then (review finding)', async () => {
+    // max_calls_per_note was enforced at once, while the call budget and the note worker kept
+    // the old value; new decision folder names went into Approval sections before being watched.
+    await vault.writeConfig({
+      sideLog: otherLog,
+      extra:
+        "settle_ms: 200\nmax_calls_per_note: 1\npolicy:\n  deny:\n    - 'slow_echo(text:secret*)'",
+    });
+    const mark = await reload();
+    const line = await waitForLog(daemon, 'config reloaded', mark);
+    assert.ok((line['needs_restart'] as string[]).includes('max_calls_per_note'));
+    await vault.drop(
+      'two-calls.md',
+      note('two', callBlock('slow_echo', { text: 'a' }), callBlock('slow_echo', { text: 'b' })),
+    );
+    assert.equal(await finished('two-calls.md'), 'Done');
+  });
+
   it('keeps the running config when the new one is invalid, says why, and goes on processing', async () => {
     await vault.writeConfig({ sideLog: vault.sideLog, extra: 'concurrency: lots' });
     const mark = await reload();

@@ -143,6 +143,50 @@ describe('PackHost', () => {
     assert.deepEqual(registry.names(), []);
   });
 
+  it('gives every pack its new section on SIGHUP though one fails to take it, and that one again at the next (review finding)', async () => {
+    // The host took the new config before the packs did: a pack whose reload threw stopped the
+    // packs after it, and the next SIGHUP of the same file saw no change for any of them.
+    const taken: Record<string, unknown[]> = { first: [], second: [] };
+    let failing = true;
+    const reloading = (name: string): ToolPack => ({
+      name,
+      description: name,
+      configSchema: { type: 'object', properties: { level: { type: 'integer' } } },
+      start: (): PackHandle => ({
+        tools: () => [tool(`${name}_tool`)],
+        stop: async () => undefined,
+        reload: async (section) => {
+          if (name === 'first' && failing) throw new Error('first cannot take it yet');
+          taken[name]?.push(section['level']);
+        },
+      }),
+    });
+    const packs = [reloading('first'), reloading('second')];
+    const configWith = (level: number) => {
+      const config = loadConfig({ vault: dir, env: {}, toolSchemas: packConfigSchemas(packs) });
+      return { ...config, tools: { first: { level }, second: { level } } };
+    };
+    const layout = resolveLayout(configWith(1));
+    await ensureLayout(layout);
+    const host = new PackHost({
+      packs,
+      config: configWith(1),
+      layout,
+      registry: new ToolRegistry(),
+      logger: silentLogger(),
+    });
+    await host.start();
+    try {
+      assert.deepEqual(await host.reload(configWith(2)), []);
+      assert.deepEqual(taken, { first: [], second: [2] });
+      failing = false;
+      await host.reload(configWith(2));
+      assert.deepEqual(taken, { first: [2], second: [2] });
+    } finally {
+      await host.stop();
+    }
+  });
+
   it("checks a plugin pack's schemas: a bad one stops the start, later it is left out", async () => {
     const bad = defineTool({
       name: 'bad_schema',
