@@ -197,6 +197,19 @@ export class ApprovalRequests {
     return this.#openByName.get(name) ?? [];
   }
 
+  /**
+   * The requests asked about a call id (in any note), oldest first.
+   * @param callId the call's id.
+   */
+  forCall(callId: string): ApprovalRequest[] {
+    const out: ApprovalRequest[] = [];
+    for (const id of this.#byCall.get(callId) ?? []) {
+      const request = this.#byId.get(id);
+      if (request !== undefined) out.push(request);
+    }
+    return out.sort((a, b) => a.requestedAt.localeCompare(b.requestedAt));
+  }
+
   /** Every request, oldest first. */
   all(): ApprovalRequest[] {
     return [...this.#byId.values()].sort((a, b) => a.requestedAt.localeCompare(b.requestedAt));

@@ -18,7 +18,6 @@ import type { Tool, ToolCall, ToolResult } from '../protocol/types.ts';
 import { callKey, fsyncDirectory, VaultIoError } from '../vault/index.ts';
 import { DuplicateIntentError } from '../vault/ledger.ts';
 import type { FolderKind } from '../vault/watcher.ts';
-import { noteName } from '../approval/requests.ts';
 import type { PipelineContext } from './context.ts';
 import { makePipelineResult } from './make-result.ts';
 import { ledgerKeysOf } from './note-ledger.ts';
@@ -371,16 +370,14 @@ function askedRequest(
   const decision = section.decisions.get(found.id);
   const nonce = decision?.nonce ?? null;
   const requests = ctx.gate.requests;
-  // A note moved to decide with its section deleted names no request: the one recorded for this
-  // call of this note (bound to the claim) is the one asked (review finding: it was asked again).
+  // A note whose section names no request for the call (a person deleted the section before
+  // moving the note to decide; the write-back of a call about to run took it out, then vaultd
+  // stopped): the latest one recorded for this call of this very note (bound to its claim) is the
+  // one asked. It was asked again (review and crash campaign findings).
   const request =
     nonce !== null
       ? requests?.get(nonce)
-      : section.found
-        ? undefined
-        : requests
-            ?.openFor(noteName(work.key))
-            .find((r) => r.note === work.key && r.callId === found.id && r.tool === found.name);
+      : requests?.forCall(found.id).findLast((r) => r.note === work.key && r.tool === found.name);
   if (
     request !== undefined &&
     request.note === work.key &&
@@ -390,6 +387,44 @@ function askedRequest(
     return { decision, nonce, request, ours: true };
   }
   return { decision, nonce, request, ours: false };
+}
+
+/**
+ * The request asked about a call, approved again when vaultd stopped between using the human's
+ * approval and starting the call: the request is consumed when the call is handed to the
+ * executor, its intent recorded in the ledger only once the call has a slot, so a stop in between
+ * (a restart while the call waited behind others, a crash) left a consumed approval and a call
+ * that never started. The resumed note rejected the call as "already consumed", or asked the
+ * human again (crash campaign finding). Only for the note's own claim, resumed, and only when the
+ * ledger holds nothing of the call (nor may have lost it): a call that started is never run
+ * again.
+ */
+async function stillApproved(
+  ctx: PipelineContext,
+  work: NoteWork,
+  ask: Asking,
+  asked: AskedRequest,
+): Promise<AskedRequest> {
+  const requests = ctx.gate.requests;
+  if (
+    requests === undefined ||
+    !asked.ours ||
+    asked.request.state !== 'consumed' ||
+    asked.request.decision?.kind !== 'approve' ||
+    work.from !== 'in_progress' ||
+    ctx.ledger.mayHaveLost(ask.found.id) ||
+    (ask.key !== null && ctx.ledger.lookup(ask.key) !== undefined) ||
+    ctx.ledger.entries().some((e) => e.callId === ask.found.id && e.note === work.key)
+  ) {
+    return asked;
+  }
+  if (!(await requests.setState(asked.request.id, 'approved', ['consumed']))) return asked;
+  const request = requests.get(asked.request.id) ?? asked.request;
+  ctx.logger.info(
+    { note: work.key, call: ask.found.id, request: request.id },
+    'approval kept: vaultd stopped before the approved call started',
+  );
+  return { ...asked, request, ours: true };
 }
 
 /**
@@ -405,7 +440,12 @@ async function decideAsking(
 ): Promise<AskOutcome> {
   const { found, gateCall, effects } = ask;
   const requests = ctx.gate.requests;
-  const { decision, nonce, request, ours } = askedRequest(ctx, work, section, found);
+  const { decision, nonce, request, ours } = await stillApproved(
+    ctx,
+    work,
+    ask,
+    askedRequest(ctx, work, section, found),
+  );
   const reject = (message: string, reason = 'no pending approval for this call'): AskOutcome => ({
     kind: 'result',
     result: makePipelineResult({

@@ -98,7 +98,7 @@ export async function waitInFolder(
       seen = await vault.whereIs(name);
       return seen === folder;
     },
-    { timeoutMs, message: `${name} in ${folder} (last seen in ${seen ?? 'no folder'})` },
+    { timeoutMs, message: () => `${name} in ${folder} (last seen in ${seen ?? 'no folder'})` },
   );
   return vault.read(folder, name);
 }

@@ -1,11 +1,12 @@
 /**
  * Poll `predicate` until it returns a truthy value, or fail after `timeoutMs` with `message`.
  * @param predicate checked every `intervalMs`; may be async.
- * @param options deadline, poll interval and the failure message.
+ * @param options deadline, poll interval and the failure message (a function is asked at the
+ *   timeout, so it can say what was seen last).
  */
 export async function waitFor<T>(
   predicate: () => T | Promise<T>,
-  options: { timeoutMs?: number; intervalMs?: number; message?: string } = {},
+  options: { timeoutMs?: number; intervalMs?: number; message?: string | (() => string) } = {},
 ): Promise<NonNullable<T>> {
   const deadline = Date.now() + (options.timeoutMs ?? 15_000);
   let last: unknown;
@@ -18,7 +19,8 @@ export async function waitFor<T>(
     }
     if (Date.now() > deadline) {
       const why = last instanceof Error ? ` (last error: ${last.message})` : '';
-      throw new Error(`waitFor timed out: ${options.message ?? 'condition not met'}${why}`);
+      const message = typeof options.message === 'function' ? options.message() : options.message;
+      throw new Error(`waitFor timed out: ${message ?? 'condition not met'}${why}`);
     }
     await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 25));
   }
