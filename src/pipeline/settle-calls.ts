@@ -374,10 +374,14 @@ function askedRequest(
   // moving the note to decide; the write-back of a call about to run took it out, then vaultd
   // stopped): the latest one recorded for this call of this very note (bound to its claim) is the
   // one asked. It was asked again (review and crash campaign findings).
+  // Only when the section says nothing of the call: a part without a nonce (an agent's) never
+  // stands for the request.
   const request =
     nonce !== null
       ? requests?.get(nonce)
-      : requests?.forCall(found.id).findLast((r) => r.note === work.key && r.tool === found.name);
+      : decision !== undefined
+        ? undefined
+        : requests?.forCall(found.id).findLast((r) => r.note === work.key && r.tool === found.name);
   if (
     request !== undefined &&
     request.note === work.key &&
