@@ -183,13 +183,24 @@ async function decisionToApply(
     return (kind === 'approved' && section.found) || open ? { apply: true, until: 0 } : no;
   }
   if (!section.found) return no;
-  if (hasNewProblems(ctx, path, section)) return { apply: true, until: 0 };
   const requests = ctx.gate.requests;
   const now = Date.now();
+  // A tick on a part that names no request vaultd recorded for this call of this note (a
+  // look-alike section an agent wrote, its key spelled `pending\u005fcall` so the write-back never
+  // removes it; another note's nonce) is answered once, as a problem is: it made vaultd rewrite
+  // the note at every scan, for ever (review finding).
+  const foreignTicks: string[] = [];
   for (const decision of section.decisions.values()) {
-    if (decision.decision !== 'none') return { apply: true, until: 0 };
     const request = decision.nonce === null ? undefined : requests?.get(decision.nonce);
-    if (request === undefined) continue;
+    const ours =
+      request !== undefined &&
+      request.callId === decision.id &&
+      isRequestOf(ctx, request.note, path);
+    if (decision.decision !== 'none') {
+      if (ours || requests === undefined) return { apply: true, until: 0 };
+      foreignTicks.push(`tick ${decision.id} ${decision.nonce ?? ''} ${decision.decision}`);
+    }
+    if (request === undefined || !ours) continue;
     if (request.state === 'approved' || request.state === 'rejected' || request.state === 'expired')
       return { apply: true, until: 0 };
     if (request.state !== 'pending') continue;
@@ -197,6 +208,7 @@ async function decisionToApply(
     if (expires <= now) return { apply: true, until: 0 };
     if (expires < no.until) no.until = expires;
   }
+  if (hasNewProblems(ctx, path, section, foreignTicks)) return { apply: true, until: 0 };
   return no;
 }
 
@@ -221,13 +233,15 @@ const MAX_PROBLEM_NOTES = 10_000;
  * problem the rewrite cannot clear never makes vaultd rewrite the note again and again.
  * @param path the note's absolute path.
  * @param section its Approval section as read.
+ * @param more other things to answer once (ticks on parts that name no request of the note).
  */
 function hasNewProblems(
   ctx: PipelineContext,
   path: string,
   section: Awaited<ReturnType<PipelineContext['notes']['approval']>>,
+  more: readonly string[] = [],
 ): boolean {
-  const problems: string[] = [...section.problems];
+  const problems: string[] = [...section.problems, ...more];
   for (const decision of section.decisions.values())
     for (const problem of decision.problems) problems.push(`${decision.id}: ${problem}`);
   const answered = (ctx.answeredProblems ??= new Map());
