@@ -15,8 +15,16 @@ export function isObsidianCommentOpen(
   upTo: number,
 ): boolean {
   const between = counterBetween(text, structure);
-  let at = Math.min(upTo, structure.frontMatter?.end ?? 0);
-  let count = 0;
+  const frontMatter = structure.frontMatter;
+  let at = Math.min(upTo, frontMatter?.end ?? 0);
+  // Front-matter Obsidian does not take for properties (closed by `...`, opened by `---yaml` or
+  // `+++`) is shown as markdown there: its `%%` count. An agent's YAML block scalar holding a
+  // look-alike Approval section and a `%%`, closed by `...`, hid vaultd's real section behind it
+  // (review finding).
+  let count =
+    frontMatter !== null && !obsidianProperties(text, frontMatter)
+      ? countPairs(text.slice(frontMatter.start, at))
+      : 0;
   let budget = CONTAINER_BUDGET;
   let workBudget = NESTING_WORK_BUDGET;
   // Each top-level block holding a `%%` is counted on its own: a code span never runs from one
@@ -48,6 +56,21 @@ export function isObsidianCommentOpen(
   }
   count += between(at, upTo);
   return count % 2 === 1;
+}
+
+/**
+ * Whether front-matter is of the one form Obsidian shows as properties: a line `---` opening it
+ * and a line `---` closing it (blanks after either allowed).
+ */
+function obsidianProperties(
+  text: string,
+  span: { start: number; contentStart: number; contentEnd: number; end: number },
+): boolean {
+  const dashes = /^---[ \t]*(?:\r\n|\r|\n)?$/;
+  return (
+    dashes.test(text.slice(span.start, span.contentStart)) &&
+    dashes.test(text.slice(span.contentEnd, span.end))
+  );
 }
 
 /** Top-level blocks whose paragraphs the lines alone do not tell apart. */

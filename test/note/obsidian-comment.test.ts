@@ -60,6 +60,24 @@ describe('an Obsidian comment left open before a section vaultd writes', () => {
     }
   });
 
+  it('counts the %% of front-matter Obsidian shows as markdown: closed by ..., opened by ---yaml or +++ (review finding)', () => {
+    // A YAML block scalar holding a look-alike Approval section and a `%%`, closed by `...`:
+    // Obsidian shows it as text, its `%%` hiding the real call and vaultd's section after it.
+    const scalar = 'summary: |\n  ## Approval\n  > move this note to Approved/\n  %%\n';
+    for (const note of [
+      `---\n${scalar}...\nBody\n`,
+      `---yaml\n${scalar}---\nBody\n`,
+      `+++\nsummary = "%%"\n+++\nBody\n`,
+    ]) {
+      assert.equal(open(note), true, note);
+      const out = replaceSection(note, 'Approval', SECTION);
+      assert.ok(shownAt(out, out.lastIndexOf('## Approval\n')), out);
+    }
+    // Properties as Obsidian reads them (`---` … `---`) stay YAML: nothing to close.
+    assert.equal(open(`---\n${scalar}---\nBody\n`), false);
+    assert.equal(open(`---  \n${scalar}---\t\nBody\n`), false);
+  });
+
   it('reads lists and quotes as CommonMark does: a code span never runs from one item into the next', () => {
     // Two list items whose backticks would pair up read as one paragraph: the %% of the second
     // item was taken for code, so vaultd wrote no closer and Obsidian hid its section.
