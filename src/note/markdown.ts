@@ -6,11 +6,14 @@ export type { FenceBlock, HeadingBlock, NoteStructure, TopBlock } from './struct
 
 /** Level-2 headings whose sections vaultd writes and never scans for calls. */
 export const OWNED_HEADINGS: readonly string[] = ['Tool Results', 'Approval'];
+const OWNED_LOWER = new Set(OWNED_HEADINGS.map((h) => h.toLowerCase()));
 
 /**
  * Offset ranges of vaultd's own sections: from a top-level `## Tool Results` or `## Approval`
- * heading (ATX or setext) up to the next top-level level-1/2 heading that is not one of those, or
- * the end of the note.
+ * heading (ATX or setext, in any case, as the section reader and writer compare them) up to the
+ * next top-level level-1/2 heading that is not one of those, or the end of the note. Compared
+ * with case, a call under `## approval` was a call here while the writer took that section, the
+ * call block in it, for vaultd's own and replaced it (review finding).
  * @param structure the note's structure ({@link readStructure}).
  * @param length length of the note's text.
  */
@@ -19,7 +22,7 @@ export function findOwnedRanges(structure: NoteStructure, length: number): [numb
   let open: number | null = null;
   for (const heading of structure.headings) {
     if (heading.depth !== 0 || heading.level > 2) continue;
-    const owned = heading.level === 2 && OWNED_HEADINGS.includes(heading.text);
+    const owned = heading.level === 2 && OWNED_LOWER.has(heading.text.toLowerCase());
     if (owned && open === null) open = heading.start;
     if (!owned && open !== null) {
       ranges.push([open, heading.start]);

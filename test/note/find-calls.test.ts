@@ -247,6 +247,11 @@ const cases: [string, string, { calls: number; invalid: number; warnings?: strin
     { calls: 0, invalid: 0, warnings: ['call-in-vaultd-section'] },
   ],
   [
+    'a call under ## approval or ## tool results, in another case, is ignored too (review finding)',
+    '## approval\n\n> [!question] vaultd needs a decision\n\n```json\n{"tool_call": {"name": "a"}}\n```\n\n## TOOL RESULTS\n\n```json\n{"tool_call": {"name": "b"}}\n```\n',
+    { calls: 0, invalid: 0, warnings: ['call-in-vaultd-section', 'call-in-vaultd-section'] },
+  ],
+  [
     'a call under a new heading after the results is found',
     '## Tool Results\n\nold\n\n## Next step\n\n```json\n{"tool_call": {"name": "a"}}\n```\n',
     { calls: 1, invalid: 0 },
