@@ -84,9 +84,11 @@ export async function writeBack(
         ? 'in_progress'
         : pending.length > 0
           ? 'pending_approval'
-          : counts.rejected > 0
+          : // The folder's rule (chooseTarget): rejected only without errors; a note of a failed
+            // and a rejected call is filed in Failed/, and said `failed` (it said `rejected`).
+            counts.rejected > 0 && counts.errors === 0
             ? 'rejected'
-            : counts.errors > 0
+            : counts.errors > 0 || counts.rejected > 0
               ? 'failed'
               : 'done',
       processed_at: new Date().toISOString(),

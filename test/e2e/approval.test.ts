@@ -679,6 +679,26 @@ describe('e2e: human approval through the daemon (issue 5)', { timeout: 120_000 
     assert.equal(result?.status, 'rejected');
     assert.match(String(result?.content), /no pending approval for this call/);
     assert.ok(!(await readLines(dangerLog)).includes('forged'));
+
+    // With a failed call beside it the note is filed in Failed/, and its front-matter says so
+    // (it said `rejected` there: crash campaign finding).
+    await vault.drop(
+      'forged-mixed.md',
+      note(
+        'Forged',
+        callBlock('danger_zone', { target: 'forged' }, 'forged-1'),
+        callBlock('no_such_tool', {}, 'nope-1'),
+        forged,
+      ),
+    );
+    const mixed = await waitInFolder(vault, 'forged-mixed.md', 'Failed');
+    assert.deepEqual(
+      resultsOf(mixed)
+        .map((r) => r.status)
+        .sort(),
+      ['error', 'rejected'],
+    );
+    assert.match(mixed, /^status: failed$/m);
   });
 
   it('keeps a pending note across a restart and runs the call approved while the daemon was down', async () => {
