@@ -212,11 +212,28 @@ async function takeOver(
   }
 }
 
-/** A taker that crashed between taking the marker and removing it must not block the vault forever. */
+/**
+ * How old a takeover marker may get before it is a leftover whatever it holds: a takeover keeps
+ * it for milliseconds, and a start gives up after ACQUIRE_DEADLINE_MS. Two takers at once are
+ * safe anyway: the one whose lock is read back wins.
+ */
+const MARKER_STALE_MS = 2_000;
+
+/**
+ * A taker that crashed between taking the marker and removing it must not block the vault forever:
+ * a marker holding a dead pid goes at once, and one older than {@link MARKER_STALE_MS} goes too,
+ * empty (a kill, or a power cut, between its creation and its pid being written) or holding a pid
+ * that lives again (reused). An empty marker blocked every later start (crash campaign finding).
+ */
 async function clearDeadMarker(marker: string): Promise<void> {
   const text = await readLockText(marker);
   const pid = Number(text?.trim());
-  if (text !== null && Number.isInteger(pid) && pid > 0 && !isPidAlive(pid)) {
+  const dead = text !== null && Number.isInteger(pid) && pid > 0 && !isPidAlive(pid);
+  const old = await stat(marker).then(
+    (info) => Date.now() - info.mtimeMs > MARKER_STALE_MS,
+    () => false,
+  );
+  if (dead || old) {
     await unlink(marker).catch(() => undefined);
   } else {
     await sleep(20);

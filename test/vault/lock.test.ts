@@ -126,6 +126,30 @@ describe('acquireLock', () => {
     assert.deepEqual((await readdir(stateDir)).sort(), ['lock']);
   });
 
+  it('takes over a stale lock past a takeover marker left empty or holding a live pid (crash campaign finding)', async () => {
+    // A kill between the marker's creation and its pid being written left it empty, and every
+    // later start gave up: "other processes keep competing for it".
+    const { createHash } = await import('node:crypto');
+    for (const leftover of ['', String(process.pid)]) {
+      const text = JSON.stringify({
+        pid: await deadPid(),
+        hostname: hostname(),
+        started_at: '2020-01-01T00:00:00.000Z',
+        token: `old-${leftover.length}`,
+      });
+      await writeFile(join(await mkdirp(stateDir), 'lock'), text);
+      const digest = createHash('sha256').update(text).digest('hex').slice(0, 16);
+      const marker = join(stateDir, `lock.takeover-${digest}`);
+      await writeFile(marker, leftover);
+      const old = new Date(Date.now() - 60_000);
+      await utimes(marker, old, old);
+      const lock = await acquireLock(stateDir);
+      assert.equal(lock.info.pid, process.pid);
+      assert.deepEqual((await readdir(stateDir)).sort(), ['lock']);
+      await lock.release();
+    }
+  });
+
   it('of several processes taking over the same stale lock, exactly one wins', async () => {
     const pid = await deadPid();
     const stale = {
