@@ -214,6 +214,10 @@ describe('systemd units', () => {
         ['NotifyAccess', 'all'],
         ['WatchdogSec', '30'],
         ['Restart', 'on-failure'],
+        // Starts on a full disk fail until it has room: never given up on (crash campaign
+        // finding: five failures left the unit failed for good); a config error is not retried.
+        ['StartLimitIntervalSec', '0'],
+        ['RestartPreventExitStatus', '2'],
         ['KillMode', 'mixed'],
         ['ExecReload', '/bin/kill -HUP $MAINPID'],
         ['NoNewPrivileges', 'yes'],
