@@ -73,6 +73,11 @@ export async function sandboxed(
     '/proc',
     '--tmpfs',
     '/tmp',
+    // Unix sockets are files: read-only, they still connect (no network namespace stops them),
+    // and /run holds the user's D-Bus and systemd manager, agents' sockets, journald (review
+    // finding: a sandboxed command asked the session bus for its names).
+    '--tmpfs',
+    '/run',
     '--bind',
     cwd,
     cwd,

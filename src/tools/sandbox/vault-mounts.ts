@@ -30,6 +30,17 @@ export interface VaultMounts {
   readonly blank: readonly string[];
   /** The empty file bound over them (see {@link emptyFile}); set when `blank` is not empty. */
   readonly empty?: string;
+  /**
+   * The vault, mounted read-only again when the working directory holds it, with its entries a
+   * command may change bound writable on their own (`writable`): single-file mounts over vaultd's
+   * files (`Dashboard.md`, a config file at the top) are dropped by the kernel when the file is
+   * replaced by a rename (vaultd writes the Dashboard so every 5 s), after which a running command
+   * could replace it; and a protected name that did not exist yet (`.obsidian/`) got no mount at
+   * all (review finding). A new entry at the vault's top level cannot be made from a sandbox.
+   */
+  readonly vaultRoot?: string;
+  /** The vault's top-level entries bound writable on the read-only vault. */
+  readonly writable?: readonly string[];
   /** Paths mounted read-only again (the vault's entries no tool may write, vaultd's plugins). */
   readonly readOnly: readonly string[];
   /** The working directory and the paths mounted in it, with the identity each must have. */
@@ -84,12 +95,16 @@ export async function vaultMounts(
   );
   const covered = (path: string): boolean => [...hide, ...blank].some((p) => isInside(path, p));
   const readOnly = new Set<string>();
-  if (isInside(paths.vault, cwd)) {
+  const holdsVault = isInside(paths.vault, cwd);
+  const writable: string[] = [];
+  if (holdsVault) {
     for (const name of await readdir(paths.vault)) {
       const path = join(paths.vault, name);
       const info = await lstat(path).catch(() => undefined);
       if (info === undefined || info.isSymbolicLink()) continue;
-      if (await refusedForWrite(files, path)) readOnly.add(await realpath(path));
+      if (!(await refusedForWrite(files, path)) && !covered(path)) {
+        if (await reachable(path, runAs)) writable.push(path);
+      }
     }
   }
   for (const path of files.protectedPaths?.write ?? []) {
@@ -124,12 +139,16 @@ export async function vaultMounts(
   // What each path from the host must be once mounted: bwrap binds by path, so a folder swapped
   // for a link while the sandbox is set up would be mounted in its place (see identityCheckArgv).
   const identities: MountIdentity[] = [{ path: cwd, id: await identityOf(cwd) }];
-  for (const path of [...pinned, ...frozen]) identities.push({ path, id: await identityOf(path) });
+  if (holdsVault && paths.vault !== cwd)
+    identities.push({ path: paths.vault, id: await identityOf(paths.vault) });
+  for (const path of [...writable, ...pinned, ...frozen])
+    identities.push({ path, id: await identityOf(path) });
   if (empty !== undefined) {
     const id = await identityOf(empty);
     for (const path of blank) if (isInside(path, cwd)) identities.push({ path, id });
   }
   return {
+    ...(holdsVault ? { vaultRoot: paths.vault, writable: writable.sort() } : {}),
     pin: pinned,
     hide,
     blank,
@@ -269,6 +288,8 @@ export async function emptyFile(): Promise<string> {
  */
 export function vaultMountArgs(mounts: VaultMounts): string[] {
   return [
+    ...(mounts.vaultRoot === undefined ? [] : ['--ro-bind', mounts.vaultRoot, mounts.vaultRoot]),
+    ...(mounts.writable ?? []).flatMap((p) => ['--bind', p, p]),
     ...(mounts.pin ?? []).flatMap((p) => ['--bind', p, p]),
     ...mounts.readOnly.flatMap((p) => ['--ro-bind', p, p]),
     ...mounts.hide.flatMap((p) => ['--tmpfs', p, '--remount-ro', p]),

@@ -3,9 +3,10 @@
 // approve itself, and one run by vaultd as root remounts / read-write.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { ToolResult } from '../../../src/protocol/index.ts';
 import type { PackHost } from '../../../src/tools/host.ts';
@@ -14,6 +15,7 @@ import { giveToSandbox, SANDBOX_UID } from '../shell/helpers.ts';
 
 const AS_ROOT = process.getuid?.() === 0;
 const MARK = `/var/tmp/vaultd-commands-test-${process.pid}`;
+const SOCKET = `/run/vaultd-commands-test-${process.pid}.sock`;
 
 function stdoutOf(result: ToolResult): string {
   return (result.data as { stdout?: string } | undefined)?.stdout ?? '';
@@ -62,6 +64,21 @@ describe(
                 'work',
               ),
               write_root: command(['/bin/sh', '-c', 'echo ok > note.txt && echo wrote']),
+              unix_socket: command(
+                [
+                  process.execPath,
+                  '-e',
+                  `require('net').connect(${JSON.stringify(SOCKET)}).on('connect', () => { console.log('connected'); process.exit(0); }).on('error', (e) => { console.log(e.code); process.exit(0); });`,
+                ],
+                'work',
+              ),
+              new_root: command(['/bin/sh', '-c', 'echo new > new.txt; mkdir .obsidian; true']),
+              // Tries to overwrite Dashboard.md for a while, once vaultd replaced it by a rename.
+              dashboard_later: command([
+                '/bin/sh',
+                '-c',
+                'touch work/started; for i in $(seq 1 100); do if [ -e work/go ]; then echo hacked > work/d.tmp && mv -f work/d.tmp Dashboard.md 2>/dev/null && echo wrote; break; fi; sleep 0.05; done; true',
+              ]),
               caps: command(
                 [
                   '/bin/sh',
@@ -105,9 +122,47 @@ describe(
       assert.equal(stdoutOf(seen), '0\n', '.vaultd shows empty');
       const below = await call('look_state_below');
       assert.equal(stdoutOf(below), '0\n', '.vaultd is hidden from a working directory below too');
+      // An entry of the vault's top level a tool may write can be changed; a new one cannot be
+      // made (the top level is vaultd's: a protected name not there yet, such as .obsidian/,
+      // was made and filled before).
+      await writeFile(join(vault, 'note.txt'), '', { mode: 0o666 });
+      await chmod(join(vault, 'note.txt'), 0o666);
       const root = await call('write_root');
       assert.equal(root.status, 'success', root.content);
       assert.equal(await readFile(join(vault, 'note.txt'), 'utf8'), 'ok\n');
+      await call('new_root');
+      assert.equal(existsSync(join(vault, 'new.txt')), false);
+      assert.equal(existsSync(join(vault, '.obsidian')), false);
+    });
+
+    it('keeps Dashboard.md read-only after vaultd replaced it by a rename while a command ran (review finding)', async () => {
+      // A mount over one file is dropped by the kernel when the file is replaced by a rename,
+      // which vaultd does to Dashboard.md every 5 s: a running command then wrote it.
+      await rm(join(vault, 'work', 'started'), { force: true });
+      await rm(join(vault, 'work', 'go'), { force: true });
+      const running = call('dashboard_later');
+      for (let i = 0; i < 200 && !existsSync(join(vault, 'work', 'started')); i++)
+        await new Promise((r) => setTimeout(r, 25));
+      await writeFile(join(vault, '.Dashboard.tmp'), '# Dashboard, new\n');
+      await rename(join(vault, '.Dashboard.tmp'), join(vault, 'Dashboard.md'));
+      await writeFile(join(vault, 'work', 'go'), '');
+      const result = await running;
+      assert.equal(result.status, 'success', result.content);
+      assert.doesNotMatch(stdoutOf(result), /wrote/);
+      assert.equal(await readFile(join(vault, 'Dashboard.md'), 'utf8'), '# Dashboard, new\n');
+    });
+
+    it('reaches no Unix socket under /run, such as a D-Bus or an agent (review finding)', async () => {
+      const server = createServer((socket) => socket.end());
+      await new Promise<void>((resolve) => server.listen(SOCKET, resolve));
+      try {
+        await chmod(SOCKET, 0o777);
+        const result = await call('unix_socket');
+        assert.equal(result.status, 'success', result.content);
+        assert.equal(stdoutOf(result), 'ENOENT\n');
+      } finally {
+        await new Promise((resolve) => server.close(resolve));
+      }
     });
 
     it('drops every capability, and to run_as as root, so / stays read-only', async () => {
