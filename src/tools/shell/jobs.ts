@@ -51,6 +51,8 @@ interface Live {
   readonly timer: NodeJS.Timeout;
   /** Set when vaultd ends the job, to the state and reason it ends with. */
   ending?: { state: JobState; reason: string };
+  /** Set once the job's process has exited: nothing is signalled or relabelled after. */
+  gone?: boolean;
   readonly exited: Promise<void>;
 }
 
@@ -68,6 +70,8 @@ export class JobStore {
   readonly #logger: Logger;
   readonly #live = new Map<string, Live>();
   readonly #maxJobs: number;
+  /** Jobs being started (their checks passed, not in `#live` yet). */
+  #starting = 0;
   readonly #keepJobs: number;
   #stopped = false;
 
@@ -108,13 +112,24 @@ export class JobStore {
    */
   async start(launch: JobLaunch): Promise<JobRecord> {
     if (this.#stopped) throw new ToolError('EXECUTION_FAILED', 'vaultd is stopping');
-    if (this.#live.size >= this.#maxJobs) {
+    // Counted before the first await: calls made at once all passed the check while none was
+    // counted yet, and eight jobs ran under max_jobs 1 (review finding).
+    if (this.#live.size + this.#starting >= this.#maxJobs) {
       throw new ToolError(
         'EXECUTION_FAILED',
-        `${this.#live.size} background jobs are running, the most tools.shell.max_jobs allows; wait for one to end or kill one with shell_job_kill`,
+        `${this.#live.size + this.#starting} background jobs are running, the most tools.shell.max_jobs allows; wait for one to end or kill one with shell_job_kill`,
         { recoverable: true },
       );
     }
+    this.#starting++;
+    try {
+      return await this.#start(launch);
+    } finally {
+      this.#starting--;
+    }
+  }
+
+  async #start(launch: JobLaunch): Promise<JobRecord> {
     const id = `job_${randomBytes(6).toString('hex')}`;
     const log = await open(join(this.#dir, `${id}.log`), 'a', 0o600);
     const [file, ...args] = launch.argv;
@@ -216,7 +231,11 @@ export class JobStore {
     try {
       const buffer = Buffer.alloc(Math.min(maxBytes, size - offset));
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, offset);
-      const whole = completeUtf8(buffer.subarray(0, bytesRead), offset + bytesRead >= size);
+      let whole = completeUtf8(buffer.subarray(0, bytesRead), offset + bytesRead >= size);
+      // Nothing whole fits (max_bytes under the character at offset, or an offset inside one):
+      // the bytes read are given, with replacement characters, so a reader always moves on (it
+      // got the same empty part for ever: review finding).
+      if (whole.length === 0 && bytesRead > 0) whole = buffer.subarray(0, bytesRead);
       return { text: whole.toString('utf8'), next: offset + whole.length, size };
     } finally {
       await handle.close();
@@ -263,7 +282,7 @@ export class JobStore {
 
   #end(id: string, state: JobState, reason: string): void {
     const live = this.#live.get(id);
-    if (live === undefined || live.ending !== undefined) return;
+    if (live === undefined || live.ending !== undefined || live.gone === true) return;
     live.ending = { state, reason };
     clearTimeout(live.timer);
     const pid = live.child.pid;
@@ -275,11 +294,14 @@ export class JobStore {
   }
 
   async #finish(live: Live, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
+    live.gone = true;
     const pid = live.child.pid;
+    // How the job ended is known now: a kill asked for during the sweep below came after the
+    // job had exited on its own, and recorded it killed (review finding).
+    const ending = live.ending;
     // Nothing the job started outlives it: its group, then anything still carrying its tag.
     if (pid !== undefined) signalGroup(pid, 'SIGKILL');
     await killTagged([live.record.tag]);
-    const ending = live.ending;
     live.record = {
       ...live.record,
       state: ending?.state ?? 'exited',

@@ -121,6 +121,45 @@ describe('shell background jobs', { timeout: 120_000 }, () => {
     for (const id of ids) await shell.call('shell_job_kill', { job_id: id });
     assert.equal(existsSync(join(shell.vault, 'work', 'fourth')), false);
   });
+
+  it('counts jobs being started: calls made at once start no more than max_jobs (review finding)', async () => {
+    // Each passed the check while none was counted yet: eight jobs ran under max_jobs 1.
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        shell.call('shell_background', { command: `sleep 37${i}.${process.pid}`, cwd: 'work' }),
+      ),
+    );
+    const started = results.filter((r) => r.status === 'success');
+    assert.equal(started.length, 3, results.map((r) => r.content).join('\n'));
+    for (const r of started)
+      await shell.call('shell_job_kill', { job_id: (r.data as { job_id: string }).job_id });
+  });
+
+  it('moves on through output whose character is wider than max_bytes, or cut at the offset (review finding)', async () => {
+    const id = await start("printf 'é€x'");
+    await waitFor(async () => (await status(id)).state === 'exited');
+    let offset = 0;
+    const seen: string[] = [];
+    for (let i = 0; i < 10 && offset < 6; i++) {
+      const part = await output(id, offset, 1);
+      assert.ok(part.next_offset > offset, `stalled at ${offset}`);
+      seen.push(part.output);
+      offset = part.next_offset;
+    }
+    assert.equal(offset, 6);
+    assert.equal((await output(id, 1, 64)).next_offset, 6, 'from inside a character');
+  });
+
+  it('records a job that ended on its own as exited, though a kill came after (review finding)', async () => {
+    // A kill arriving while vaultd swept what the job left behind relabelled it killed.
+    for (let i = 0; i < 5; i++) {
+      const id = await start('exit 7');
+      await shell.call('shell_job_kill', { job_id: id });
+      await waitFor(async () => (await status(id)).state !== 'running');
+      const ended = await status(id);
+      if (ended.exit_code === 7) assert.equal(ended.state, 'exited', JSON.stringify(ended));
+    }
+  });
 });
 
 describe('shell background jobs across restarts', { timeout: 120_000 }, () => {
