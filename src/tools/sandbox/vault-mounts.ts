@@ -36,10 +36,11 @@ export interface VaultMounts {
    * files (`Dashboard.md`, a config file at the top) are dropped by the kernel when the file is
    * replaced by a rename (vaultd writes the Dashboard so every 5 s), after which a running command
    * could replace it; and a protected name that did not exist yet (`.obsidian/`) got no mount at
-   * all (review finding). A new entry at the vault's top level cannot be made from a sandbox.
+   * all (review finding). A new entry at the vault's top level cannot be made from a sandbox,
+   * and its files are read-only there (a vault may hold thousands, one mount each).
    */
   readonly vaultRoot?: string;
-  /** The vault's top-level entries bound writable on the read-only vault. */
+  /** The vault's top-level folders bound writable on the read-only vault. */
   readonly writable?: readonly string[];
   /** Paths mounted read-only again (the vault's entries no tool may write, vaultd's plugins). */
   readonly readOnly: readonly string[];
@@ -101,7 +102,8 @@ export async function vaultMounts(
     for (const name of await readdir(paths.vault)) {
       const path = join(paths.vault, name);
       const info = await lstat(path).catch(() => undefined);
-      if (info === undefined || info.isSymbolicLink()) continue;
+      // Folders only: a vault may hold thousands of notes at its top level, one mount each.
+      if (info === undefined || !info.isDirectory()) continue;
       if (!(await refusedForWrite(files, path)) && !covered(path)) {
         if (await reachable(path, runAs)) writable.push(path);
       }

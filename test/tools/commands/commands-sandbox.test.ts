@@ -122,14 +122,14 @@ describe(
       assert.equal(stdoutOf(seen), '0\n', '.vaultd shows empty');
       const below = await call('look_state_below');
       assert.equal(stdoutOf(below), '0\n', '.vaultd is hidden from a working directory below too');
-      // An entry of the vault's top level a tool may write can be changed; a new one cannot be
-      // made (the top level is vaultd's: a protected name not there yet, such as .obsidian/,
-      // was made and filled before).
+      // A folder at the vault's top level a tool may write stays writable (work/, above); its
+      // files and new entries are read-only there (the top level is vaultd's: a protected name
+      // not there yet, such as .obsidian/, was made and filled before).
       await writeFile(join(vault, 'note.txt'), '', { mode: 0o666 });
       await chmod(join(vault, 'note.txt'), 0o666);
       const root = await call('write_root');
-      assert.equal(root.status, 'success', root.content);
-      assert.equal(await readFile(join(vault, 'note.txt'), 'utf8'), 'ok\n');
+      assert.equal(root.status, 'error', root.content);
+      assert.equal(await readFile(join(vault, 'note.txt'), 'utf8'), '');
       await call('new_root');
       assert.equal(existsSync(join(vault, 'new.txt')), false);
       assert.equal(existsSync(join(vault, '.obsidian')), false);

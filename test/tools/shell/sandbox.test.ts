@@ -135,13 +135,16 @@ describe('shell_exec in the sandbox', { timeout: 120_000 }, () => {
     assert.equal(existsSync(join(shell.vault, '.vaultd', 'forged')), false);
     assert.equal(await readFile(join(shell.vault, 'Dashboard.md'), 'utf8'), '# Dashboard\n');
     assert.equal(existsSync(join(shell.vault, '.vaultd', 'packs', 'shell', 'jobs')), true);
-    // An entry at the top level a tool may write stays writable; a new one cannot be made (the
-    // top level is mounted read-only, its entries bound on their own: review finding).
+    // A folder at the top level a tool may write stays writable; the top level's files and new
+    // entries are read-only (the vault is mounted read-only, its writable folders bound on their
+    // own: review finding).
     await writeFile(join(shell.vault, 'note.txt'), '', { mode: 0o666 });
     await chmod(join(shell.vault, 'note.txt'), 0o666);
     const rootWrite = await shell.call('shell_exec', { command: 'echo ok > note.txt', cwd: '.' });
-    assert.equal(rootWrite.status, 'success', rootWrite.content);
-    assert.equal(await readFile(join(shell.vault, 'note.txt'), 'utf8'), 'ok\n');
+    assert.equal(rootWrite.status, 'error', rootWrite.content);
+    assert.equal(await readFile(join(shell.vault, 'note.txt'), 'utf8'), '');
+    const inFolder = await shell.call('shell_exec', { command: 'echo ok > work/in.txt', cwd: '.' });
+    assert.equal(inFolder.status, 'success', inFolder.content);
     const made = await shell.call('shell_exec', { command: 'mkdir .obsidian', cwd: '.' });
     assert.equal(made.status, 'error', made.content);
     assert.equal(existsSync(join(shell.vault, '.obsidian')), false);
