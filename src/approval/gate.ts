@@ -1,12 +1,7 @@
 import type { ApprovedBy, Effects, Preview, SafetyLevel } from '../protocol/types.ts';
 import { matchesAllowedTools } from './allowed-tools.ts';
 import type { GrantStore, ToolIdentity } from './grants.ts';
-import {
-  compilePolicy,
-  evaluatePolicy,
-  type CompiledPolicy,
-  type PolicyVerdict,
-} from './policy.ts';
+import { compilePolicy, evaluatePolicy, type CompiledPolicy } from './policy.ts';
 import type {
   ApprovalRequest,
   ApprovalRequests,
@@ -51,6 +46,15 @@ export type GateVerdict =
   | { readonly action: 'run'; readonly auth: Authorization }
   | { readonly action: 'ask'; readonly reason: string; readonly rule?: string }
   | { readonly action: 'deny'; readonly message: string; readonly rule?: string };
+
+/** A verdict to run, before its permission is issued. */
+interface RunVerdict {
+  readonly action: 'run';
+  readonly approvedBy: ApprovedBy;
+  readonly channel: AuthorizationChannel;
+  readonly request: string | null;
+  readonly rule: string | null;
+}
 
 /** A call as the gate sees it: validated and normalised. */
 export interface GateCall {
@@ -164,6 +168,14 @@ export class ApprovalGate implements Gate {
    * @param call the call, its arguments hash, safety level and the note's allowed tools.
    */
   evaluate(call: GateCall): GateVerdict {
+    const verdict = this.#verdict(call);
+    if (verdict.action !== 'run') return verdict;
+    const { approvedBy, channel, request, rule } = verdict;
+    return { action: 'run', auth: this.#issue(call, approvedBy, channel, null, request, rule) };
+  }
+
+  /** {@link evaluate}'s verdict, with what a permission to run would be issued with. */
+  #verdict(call: GateCall): Exclude<GateVerdict, { action: 'run' }> | RunVerdict {
     if (call.allowedTools !== undefined && !matchesAllowedTools(call.allowedTools, call.name)) {
       const list =
         call.allowedTools.length === 0 ? 'is empty' : `lists only ${call.allowedTools.join(', ')}`;
@@ -196,7 +208,10 @@ export class ApprovalGate implements Gate {
     if (verdict.verdict === 'allow') {
       return {
         action: 'run',
-        auth: this.#issue(call, 'policy', 'policy', null, null, rule ?? null),
+        approvedBy: 'policy',
+        channel: 'policy',
+        request: null,
+        rule: rule ?? null,
       };
     }
     if (call.safety === 'dangerous') {
@@ -205,7 +220,10 @@ export class ApprovalGate implements Gate {
         const grant = found.grant;
         return {
           action: 'run',
-          auth: this.#issue(call, 'policy', 'grant', null, grant.request, `grant:${grant.rule}`),
+          approvedBy: 'policy',
+          channel: 'grant',
+          request: grant.request,
+          rule: `grant:${grant.rule}`,
         };
       }
       if (found !== undefined) {
@@ -226,7 +244,7 @@ export class ApprovalGate implements Gate {
         reason: `${call.name} is a dangerous tool: every call needs a human decision`,
       };
     }
-    return { action: 'run', auth: this.#issue(call, 'auto', 'auto', null, null, null) };
+    return { action: 'run', approvedBy: 'auto', channel: 'auto', request: null, rule: null };
   }
 
   /**
@@ -344,34 +362,20 @@ export class ApprovalGate implements Gate {
     // A policy reloaded since the permission was issued (SIGHUP) is asked again: a call allowed,
     // granted or approved before a new deny rule, still queued for a slot, ran after the
     // operator forbade it. For a human's approval, deny rules only: an approval stays an approval.
-    if (issued.generation !== this.#generation) {
-      const verdict = evaluatePolicy(this.#policy, issued.call).verdict;
-      if (verdict === 'deny') return false;
-      // A permission no human gave stands only while the new policy would give it again: queued
-      // calls an allow rule let through still ran once the operator had removed it or added an
-      // ask rule (review finding).
-      if (!HUMAN_CHANNELS.has(auth.channel) && !this.#runsUnasked(issued.call, verdict))
-        return false;
-    }
-    // A grant revoked while its call waited for a slot no longer covers it.
-    if (auth.channel === 'grant' && this.#grants?.lookup(issued.call)?.current !== true) {
+    const reloaded = issued.generation !== this.#generation;
+    if (reloaded && evaluatePolicy(this.#policy, issued.call).verdict === 'deny') return false;
+    // A permission no human gave stands only while the gate would give it again: queued calls an
+    // allow rule let through still ran once the operator had removed it or added an ask rule, and
+    // a grant revoked while its call waited still covered it (review finding).
+    if (
+      !HUMAN_CHANNELS.has(auth.channel) &&
+      (reloaded || auth.channel === 'grant') &&
+      this.#verdict(issued.call).action !== 'run'
+    ) {
       return false;
     }
     this.#redeemed.add(auth);
     return true;
-  }
-
-  /**
-   * Whether the policy (and the grants) let a call run without asking a human, as
-   * {@link evaluate} decides past the note's allowed tools.
-   * @param call the call.
-   * @param verdict the policy's verdict on it.
-   */
-  #runsUnasked(call: GateCall, verdict: PolicyVerdict['verdict']): boolean {
-    if (verdict === 'allow') return true;
-    if (verdict === 'ask' || verdict === 'deny') return false;
-    if (call.safety !== 'dangerous') return true;
-    return this.#grants?.lookup(call)?.current === true;
   }
 
   #issue(

@@ -1,7 +1,9 @@
 import { readFileSync, statSync } from 'node:fs';
-import { mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../vault/atomic-write.ts';
+import { VaultIoError } from '../vault/fs-errors.ts';
+import { withLockFile } from '../vault/lock.ts';
 import {
   compilePolicy,
   matchesRule,
@@ -256,46 +258,28 @@ export class GrantStore {
   }
 
   /**
-   * Run `work` holding `grants.json.lock`, made with O_EXCL and holding this process's pid: the
-   * daemon and `vaultd grants` are two processes, each reading the file, changing it and writing it
-   * whole, and a revoke reported done was undone by a grant the daemon wrote at the same moment
-   * from the file as it was before (review finding). A lock left by a process that is gone, or
-   * older than {@link STALE_LOCK_MS}, is taken over.
+   * Run `work` holding `grants.json.lock`: the daemon and `vaultd grants` are two processes, each
+   * reading the file, changing it and writing it whole, and a revoke reported done was undone by a
+   * grant the daemon wrote at the same moment from the file as it was before (review finding).
    */
   async #locked<T>(work: () => Promise<T>): Promise<T> {
-    await mkdir(this.#stateDir, { recursive: true });
     const lock = `${this.path}.lock`;
-    const deadline = Date.now() + LOCK_WAIT_MS;
-    for (;;) {
-      try {
-        const handle = await open(lock, 'wx', 0o600);
-        try {
-          await handle.writeFile(String(process.pid));
-        } finally {
-          await handle.close();
-        }
-        break;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-          throw new GrantsFileError(this.path, 'could not lock the grants', { cause: error });
-        }
-      }
-      if (await staleLock(lock)) {
-        await unlink(lock).catch(() => undefined);
-        continue;
-      }
-      if (Date.now() >= deadline) {
-        throw new GrantsFileError(
-          this.path,
-          `the grants are locked by another process (${lock}); try again, or delete the lock if no vaultd is running`,
-        );
-      }
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await mkdir(this.#stateDir, { recursive: true }).catch((error: unknown) => {
+      throw new GrantsFileError(this.path, 'could not save the grants', { cause: error });
+    });
     try {
-      return await work();
-    } finally {
-      await unlink(lock).catch(() => undefined);
+      return await withLockFile(lock, work, {
+        waitMs: LOCK_WAIT_MS,
+        staleMs: STALE_LOCK_MS,
+        busy: () =>
+          new GrantsFileError(
+            this.path,
+            `the grants are locked by another process (${lock}); try again, or delete the lock if no vaultd is running`,
+          ),
+      });
+    } catch (error) {
+      if (!(error instanceof VaultIoError) || error.path !== lock) throw error;
+      throw new GrantsFileError(this.path, 'could not lock the grants', { cause: error });
     }
   }
 
@@ -325,26 +309,6 @@ export class GrantStore {
 const LOCK_WAIT_MS = 10_000;
 /** A lock older than this is a leftover (a write takes milliseconds). */
 const STALE_LOCK_MS = 30_000;
-
-/** Whether a grants lock was left by a process that is gone, or long ago. */
-async function staleLock(lock: string): Promise<boolean> {
-  try {
-    const [text, info] = await Promise.all([readFile(lock, 'utf8'), stat(lock)]);
-    if (Date.now() - info.mtimeMs > STALE_LOCK_MS) return true;
-    const pid = Number(text);
-    // Being written: its pid is not there yet.
-    if (!Number.isInteger(pid) || pid <= 0) return false;
-    try {
-      process.kill(pid, 0);
-      return false;
-    } catch (error) {
-      return (error as NodeJS.ErrnoException).code === 'ESRCH';
-    }
-  } catch {
-    // Gone already: try again.
-    return false;
-  }
-}
 
 /**
  * Check a grant rule: one tool (no globs in its name), optionally with parameter globs.

@@ -370,12 +370,11 @@ function askedRequest(
   const decision = section.decisions.get(found.id);
   const nonce = decision?.nonce ?? null;
   const requests = ctx.gate.requests;
-  // A note whose section names no request for the call (a person deleted the section before
-  // moving the note to decide; the write-back of a call about to run took it out, then vaultd
-  // stopped): the latest one recorded for this call of this very note (bound to its claim) is the
-  // one asked. It was asked again (review and crash campaign findings).
-  // Only when the section says nothing of the call: a part without a nonce (an agent's) never
-  // stands for the request.
+  // A section that says nothing of the call (a person deleted it before moving the note to
+  // decide; the write-back of a call about to run took it out, then vaultd stopped): the latest
+  // request recorded for this call of this very note (bound to its claim) is the one asked; it
+  // was asked again (review and crash campaign findings). A part without a nonce (an agent's)
+  // never stands for it.
   const request =
     nonce !== null
       ? requests?.get(nonce)

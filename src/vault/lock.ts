@@ -220,23 +220,58 @@ async function takeOver(
 const MARKER_STALE_MS = 2_000;
 
 /**
- * A taker that crashed between taking the marker and removing it must not block the vault forever:
- * a marker holding a dead pid goes at once, and one older than {@link MARKER_STALE_MS} goes too,
- * empty (a kill, or a power cut, between its creation and its pid being written) or holding a pid
- * that lives again (reused). An empty marker blocked every later start (crash campaign finding).
+ * A taker that crashed between taking the marker and removing it must not block the vault forever
+ * (see {@link isLeftover}): an empty marker blocked every later start (crash campaign finding).
  */
 async function clearDeadMarker(marker: string): Promise<void> {
-  const text = await readLockText(marker);
-  const pid = Number(text?.trim());
-  const dead = text !== null && Number.isInteger(pid) && pid > 0 && !isPidAlive(pid);
-  const old = await stat(marker).then(
-    (info) => Date.now() - info.mtimeMs > MARKER_STALE_MS,
-    () => false,
-  );
-  if (dead || old) {
+  if (await isLeftover(marker, MARKER_STALE_MS)) {
     await unlink(marker).catch(() => undefined);
   } else {
     await sleep(20);
+  }
+}
+
+/**
+ * Whether a short-lived lock file holding a pid (a takeover marker, the grants' lock) was left
+ * behind: its pid is dead, or it is older than `staleMs`, whatever it holds (empty after a kill
+ * between its creation and its pid being written, or a pid that lives again).
+ */
+async function isLeftover(path: string, staleMs: number): Promise<boolean> {
+  const text = await readLockText(path);
+  if (text === null) return false;
+  const pid = Number(text.trim());
+  if (Number.isInteger(pid) && pid > 0 && !isPidAlive(pid)) return true;
+  return isOlderThan(path, staleMs);
+}
+
+/**
+ * Run `work` holding a short-lived lock file of its own (made with O_EXCL, holding this process's
+ * pid), for a read-change-write of a file that several processes change; a lock left behind (see
+ * {@link isLeftover}) is taken over.
+ * @param path the lock file.
+ * @param work what to do holding it.
+ * @param options how long to wait for another holder (`waitMs`), when a lock is a leftover
+ *   whatever it holds (`staleMs`), and the error when the wait is over (`busy`).
+ * @throws VaultIoError when the lock file cannot be made; `busy()` past the wait.
+ */
+export async function withLockFile<T>(
+  path: string,
+  work: () => Promise<T>,
+  options: { waitMs: number; staleMs: number; busy: () => Error },
+): Promise<T> {
+  const deadline = Date.now() + options.waitMs;
+  while (!(await createExclusive(path, `${process.pid}\n`))) {
+    if (await isLeftover(path, options.staleMs)) {
+      await unlink(path).catch(() => undefined);
+      continue;
+    }
+    if (Date.now() >= deadline) throw options.busy();
+    await sleep(20);
+  }
+  try {
+    return await work();
+  } finally {
+    await unlink(path).catch(() => undefined);
   }
 }
 

@@ -147,10 +147,10 @@ function localPathOf(url: string): string | undefined {
  */
 async function isGitFolder(path: string): Promise<boolean> {
   try {
-    const [head, objects, refs] = await Promise.all(
+    const [, objects, refs] = await Promise.all(
       ['HEAD', 'objects', 'refs'].map((name) => stat(join(path, name))),
     );
-    return head !== undefined && objects?.isDirectory() === true && refs?.isDirectory() === true;
+    return objects?.isDirectory() === true && refs?.isDirectory() === true;
   } catch {
     return false;
   }

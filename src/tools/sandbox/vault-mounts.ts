@@ -31,7 +31,7 @@ export interface VaultMounts {
   /** The empty file bound over them (see {@link emptyFile}); set when `blank` is not empty. */
   readonly empty?: string;
   /**
-   * The vault, mounted read-only again when the working directory holds it, with its entries a
+   * The vault, mounted read-only again when the working directory holds it, with its folders a
    * command may change bound writable on their own (`writable`): single-file mounts over vaultd's
    * files (`Dashboard.md`, a config file at the top) are dropped by the kernel when the file is
    * replaced by a rename (vaultd writes the Dashboard so every 5 s), after which a running command
