@@ -304,11 +304,20 @@ async function claimAndWork(
   from: Exclude<FolderKind, 'in_progress'>,
   preRead: Extract<NoteRead, { kind: 'text' }>,
 ): Promise<JobOutcome> {
-  const claimed = await claimNote(path, ctx.layout, ctx.active);
+  // The requests a note from a decision folder names are bound to its claim before the note moves
+  // there: bound after, a kill in between left the claim in In_Progress/ with its human's
+  // approval bound to the note in Pending_Approval/, and the resumed note had the approved call
+  // rejected ("no pending approval"). Bound first, a claim that then fails leaves them bound to a
+  // claim that is not there, which counts as the note's own (isRequestOf).
+  const claimed = await claimNote(
+    path,
+    ctx.layout,
+    ctx.active,
+    from === 'inbox' ? undefined : (dest) => bindRequests(ctx, preRead.text, path, dest),
+  );
   if (claimed === null) return;
   ctx.bus.emit('note.claimed', { note: noteKey(ctx, claimed), from: noteKey(ctx, path) });
   try {
-    if (from !== 'inbox') await bindRequests(ctx, preRead.text, path, claimed);
     return await workClaimed(ctx, claimed, from, preRead, noteKey(ctx, path));
   } finally {
     ctx.active.delete(claimed);
@@ -673,6 +682,32 @@ async function work(
   }
 }
 
+/**
+ * Close the requests still open for the claim that the note no longer waits on: the note now
+ * waits only on the calls in `pending`. A request left open for a call the note answered (a
+ * refused decision) kept a note in `Rejected/` worked on at every scan, for ever, each claim
+ * recorded in the requests file. Only notes from a decision folder or resumed can have such
+ * requests: a note from the inbox has none but the ones this claim made.
+ */
+async function closeLeftRequests(
+  ctx: PipelineContext,
+  note: NoteWork,
+  pending: Awaited<ReturnType<typeof settleCalls>>['pending'],
+): Promise<void> {
+  const requests = ctx.gate.requests;
+  if (requests === undefined) return;
+  const waiting = new Set(pending.map((p) => p.nonce));
+  for (const request of requests.openFor(note.name)) {
+    if (request.note !== note.key || waiting.has(request.id)) continue;
+    if (await requests.setState(request.id, 'superseded', ['pending', 'approved'])) {
+      ctx.logger.info(
+        { note: note.key, call: request.callId, request: request.id },
+        'approval request closed: the note no longer waits on its call',
+      );
+    }
+  }
+}
+
 async function finish(
   ctx: PipelineContext,
   note: NoteWork,
@@ -705,6 +740,7 @@ async function finish(
   await report(ctx, to, logged);
   const requests = ctx.gate.requests;
   for (const p of pending) if (p.nonce !== undefined) await requests?.moved(p.nonce, to);
+  if (note.from !== 'inbox') await closeLeftRequests(ctx, note, pending);
   ctx.bus.emit('note.moved', { note: to, from: note.key, to, state: target });
   if (target === 'pending') {
     ctx.bus.emit('approval.requested', {

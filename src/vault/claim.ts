@@ -84,6 +84,9 @@ export function isClaimedByOther(name: string): boolean {
  * @param held the paths this process works on (`ctx.active`): the claimed path is in it from
  *   before the rename, so a scan of `In_Progress/` never finds the note unheld and takes it for a
  *   note left behind (the caller removes it when done; a failed claim removes it here).
+ * @param beforeMove called with the claim's path before the note moves there: what must be
+ *   recorded of the claim before a stop can come between the move and the record (the note's
+ *   approval requests, bound to the claim). When it throws, the note is not moved.
  * @returns the note's new absolute path, or null when it vanished (another process took it).
  * @throws VaultIoError for any other failure (code `EOUTSIDE` when `In_Progress/` or the note's
  *   folder is refused); the note is then where it was.
@@ -92,6 +95,7 @@ export async function claimNote(
   src: string,
   layout: VaultLayout,
   held?: Set<string>,
+  beforeMove?: (dest: string) => Promise<void>,
 ): Promise<string | null> {
   // The folder the note comes from is checked as the one it goes to: an inbox an agent replaced
   // with a link to a folder outside the vault would have vaultd take files from there.
@@ -100,12 +104,13 @@ export async function claimNote(
   const tagged = claimedName(basename(src));
   if (isTooLong(tagged)) {
     await sourceChecked;
-    return claimUntagged(src, layout, held);
+    return claimUntagged(src, layout, held, beforeMove);
   }
   const dest = join(layout.inProgress, tagged);
   held?.add(dest);
   try {
     await Promise.all([sourceChecked, assertInsideVault(layout.root, layout.inProgress)]);
+    await beforeMove?.(dest);
     await rename(src, dest);
     return dest;
   } catch (error) {
@@ -143,12 +148,14 @@ async function claimUntagged(
   src: string,
   layout: VaultLayout,
   held?: Set<string>,
+  beforeMove?: (dest: string) => Promise<void>,
 ): Promise<string | null> {
   const expected = join(layout.inProgress, basename(src));
   // Held: a note of that name is being worked on (and this claim must not drop its hold).
   if (held?.has(expected) === true) return null;
   held?.add(expected);
   try {
+    await beforeMove?.(expected);
     const moved = await moveNoOverwrite(src, layout.inProgress, basename(src), {
       vault: layout.root,
       exact: true,

@@ -338,6 +338,37 @@ describe('claimNote', () => {
     assert.equal(lost.size, 0);
   });
 
+  it('records what must be recorded of a claim before the note moves, and moves nothing when that fails', async () => {
+    // A decided note's approval requests are bound to its claim here: bound after the rename, a
+    // kill in between left the claim with its approval bound elsewhere (found by CI).
+    const layout = resolveLayout({ vault: root, folders: CONFIG_DEFAULTS.folders });
+    await ensureLayout(layout);
+    const long = `${'説'.repeat(80)}.md`; // claimed under its own name
+    for (const name of ['bound.md', long]) {
+      const src = join(layout.pending, name);
+      await writeFile(src, 'x');
+      const seen: string[] = [];
+      const claimed = await claimNote(src, layout, new Set(), async (dest) => {
+        seen.push(dest);
+        assert.equal(await readFile(src, 'utf8'), 'x', 'still where it was');
+        assert.deepEqual(await readdir(layout.inProgress), []);
+      });
+      assert.deepEqual(seen, [claimed]);
+      await rm(claimed as string);
+
+      await writeFile(src, 'y');
+      const held = new Set<string>();
+      await assert.rejects(
+        claimNote(src, layout, held, () => Promise.reject(new Error('disk full'))),
+        /disk full/,
+      );
+      assert.equal(await readFile(src, 'utf8'), 'y');
+      assert.deepEqual(await readdir(layout.inProgress), []);
+      assert.equal(held.size, 0);
+      await rm(src);
+    }
+  });
+
   it('reads a claim of another process: alive only while that very process runs', () => {
     assert.equal(readClaimedName('plain.md').owner, null);
     assert.equal(readClaimedName('a.vaultd-x.md').original, 'a.vaultd-x.md');
