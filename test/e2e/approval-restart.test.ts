@@ -141,13 +141,17 @@ describe('e2e: an approval used just before a stop', { timeout: 120_000 }, () =>
       { message: 'the long call started' },
     );
     const running = daemon as DaemonProcess;
+    let killed = false;
     const watcher = watch(join(vault.root, 'In_Progress'), (_event, file) => {
-      if (file?.startsWith(`${target}.vaultd-`) === true) running.child.kill('SIGKILL');
+      if (file?.startsWith(`${target}.vaultd-`) !== true) return;
+      running.child.kill('SIGKILL');
+      killed = true;
     });
     try {
       await editInPlace(join(vault.root, 'Pending_Approval', name), (t) =>
         tickBox(t, `${target}-1`, 'approve'),
       );
+      await waitFor(() => killed, { message: 'the claim seen and vaultd killed' });
       await running.exited;
     } finally {
       watcher.close();
