@@ -2,6 +2,9 @@
 // Runs every test/**/*.test.ts through node:test with tsx. Node 20 does not expand globs in
 // `--test`, so the file list is spelled out here. Extra arguments are passed to node --test
 // (e.g. `npm test -- --test-name-pattern=executor`); a path argument narrows the files.
+// `--test-force-exit`: a test file ends when its tests do, even if a process a failed test
+// started is still running (test/helpers/vault.ts kills those on exit), instead of the suite
+// waiting for it for ever.
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -28,7 +31,7 @@ if (files.length === 0) {
 }
 const child = spawn(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', ...flags, ...files],
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-force-exit', ...flags, ...files],
   { stdio: 'inherit', cwd: root },
 );
 child.on('exit', (code, signal) => process.exit(signal ? 1 : (code ?? 1)));

@@ -112,6 +112,17 @@ export interface DaemonProcess {
 }
 
 /**
+ * Daemons started by {@link startCli} and still running: killed when the test file's process
+ * exits (the runner's `--test-force-exit` ends it once its tests are done). A daemon a failed
+ * test left running kept the file's process alive through its pipes, and the whole suite waited
+ * for it for ever (seen under load, where a start took longer than `ready` waits).
+ */
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/**
  * Start `vaultd <command>` as a child process, the way the README does.
  * @param args CLI arguments, e.g. `['run', '--config', path]`.
  * @param env extra environment.
@@ -127,11 +138,15 @@ export function startCli(
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  running.add(child);
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | string>((resolve) => {
-    child.on('exit', (code, signal) => resolve(code ?? signal ?? -1));
+    child.on('exit', (code, signal) => {
+      running.delete(child);
+      resolve(code ?? signal ?? -1);
+    });
   });
   let exitedAlready = false;
   void exited.then(() => (exitedAlready = true));
@@ -140,10 +155,16 @@ export function startCli(
     output: () => out,
     exited,
     ready: async () => {
-      await waitFor(() => out.includes('"vaultd ready"') || exitedAlready, {
-        timeoutMs: 20_000,
-        message: 'daemon ready',
-      });
+      try {
+        // Generous: a start on a loaded machine took over 20 s.
+        await waitFor(() => out.includes('"vaultd ready"') || exitedAlready, {
+          timeoutMs: 60_000,
+          message: 'daemon ready',
+        });
+      } catch (error) {
+        child.kill('SIGKILL');
+        throw error;
+      }
       if (exitedAlready) throw new Error(`daemon exited early:\n${out}`);
     },
     stop: async () => {
