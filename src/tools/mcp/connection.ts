@@ -141,14 +141,36 @@ export class McpConnection {
         listChanged: {
           // Listed by vaultd, not the SDK: every page (the SDK lists the first), one listing at a
           // time, each with a fresh output-schema compiler.
-          tools: { autoRefresh: false, onChanged: () => void listAgain() },
+          // No debounce: the SDK's (300 ms, trailing) restarted at each notification, and a
+          // server that sent one every 50 ms was never listed again (review finding);
+          // `oneAtATime` and the second between listings already bound the rate.
+          tools: { autoRefresh: false, debounceMs: 0, onChanged: () => void listAgain() },
         },
       },
     );
+    const transport = await this.#makeTransport();
+    if (this.#state === 'stopped') {
+      // Stopped while the transport was made: nothing of it may outlive the stop.
+      await transport.close().catch(() => undefined);
+      throw new Error(`MCP server ${this.config.name} was stopped`);
+    }
     this.#outputs = outputs;
     this.#closedFor = undefined;
-    const transport = await this.#makeTransport();
-    transport.onclose = () => this.#lost(this.#closedFor ?? 'the connection closed');
+    // Only the connection in use, once it is up, is lost by a close: a close while it starts
+    // fails the start, which schedules the one retry (both did: each failed start left two
+    // timers, the restarts doubled, and of two that came up the first was overwritten, its
+    // process no longer tracked or ended at stop; review finding). A close vaultd makes itself
+    // is not a loss either, but the SDK's handler chained after this one still runs, so the
+    // calls in flight fail at once instead of at their timeouts.
+    let closedEarly = false;
+    transport.onclose = () => {
+      if (this.#transport !== transport) return;
+      if (this.#state !== 'up') {
+        closedEarly = true;
+        return;
+      }
+      this.#lost(this.#closedFor ?? 'the connection closed');
+    };
     transport.onerror = (error) => {
       this.#logger.debug({ err: error }, 'MCP transport error');
       // The event stream (GET) refused for the session. A turn later: a call whose own request
@@ -180,8 +202,18 @@ export class McpConnection {
       });
     }
     clearTimeout(timer);
+    if (this.#isStopped() || this.#transport !== transport) {
+      // Stopped (or replaced) while it connected: this connection is nobody's to keep.
+      if (this.#transport === transport) await this.#close();
+      else await Promise.all([client.close(), transport.close()]).catch(() => undefined);
+      throw new Error(`MCP server ${this.config.name} was stopped`);
+    }
     this.#state = 'up';
     this.#upSince = performance.now();
+    if (closedEarly) {
+      this.#lost(this.#closedFor ?? 'the connection closed');
+      return;
+    }
     this.#logger.info({ tools: this.#listing.tools.length }, 'MCP server connected');
     this.#onChange();
   }
@@ -283,10 +315,13 @@ export class McpConnection {
     if (this.#state === 'stopped') return 0;
     const delay = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(this.#failures, 6));
     this.#failures += 1;
+    // One retry pending at a time.
+    clearTimeout(this.#retry);
     this.#retry = setTimeout(() => {
       if (this.#state === 'stopped') return;
       this.#state = 'starting';
       this.#connect().catch((error: unknown) => {
+        if (this.#state === 'stopped') return;
         this.#state = 'down';
         const retry = this.#scheduleRestart();
         this.#logger.error({ err: error, retry_in_ms: retry }, 'MCP server restart failed');
@@ -302,10 +337,16 @@ export class McpConnection {
     this.#client = undefined;
     this.#outputs = undefined;
     this.#transport = undefined;
-    if (transport !== undefined) transport.onclose = undefined;
+    // The handler stays: it ignores a transport no longer in use, and the SDK's, chained after
+    // it, fails the calls in flight (cleared, they waited out their timeouts; review finding).
     await client?.close().catch(() => undefined);
     // Also when the client never connected; a stdio server's transport ends its process group.
     await transport?.close().catch(() => undefined);
+  }
+
+  /** Read through a method: a check before an `await` narrows the field for TypeScript. */
+  #isStopped(): boolean {
+    return this.#state === 'stopped';
   }
 
   #stderrTail(): string {

@@ -70,6 +70,7 @@ describe('mcp pack', { timeout: 120_000 }, () => {
         'crashy_count',
         'crashy_crash',
         'crashy_fail',
+        'crashy_hang',
         'crashy_list_grows',
         'search_web',
         'send_notification',
@@ -124,6 +125,57 @@ describe('mcp pack', { timeout: 120_000 }, () => {
       await host.stop();
     }
     assert.equal(registry.has('crashy_count'), false, 'its tools go with it');
+  });
+
+  it('starts a server that fails to start again once per backoff, one process at a time, none left after a stop (review finding)', async () => {
+    // A start that failed left two retries (the closing transport's and the failed start's own):
+    // the restarts doubled at each failure, and of two that came up the first was overwritten,
+    // its process never ended, not even at the stop.
+    const starts = join(dir, 'starts-fail.txt');
+    const { executor, host } = await hostWith(dir, {
+      crashy: {
+        command: process.execPath,
+        args: [CRASHY],
+        env: { STARTS_FILE: starts, FAIL_STARTS: '2' },
+        tools: { count: 'safe', crash: 'safe', hang: 'safe' },
+      },
+    });
+    const pids = async (): Promise<number[]> =>
+      (await readFile(starts, 'utf8')).trim().split('\n').map(Number);
+    const alive = async (): Promise<number[]> =>
+      (await pids()).filter((pid) => {
+        try {
+          return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+        } catch {
+          return false;
+        }
+      });
+    try {
+      await executor.execute({ id: 'f1', name: 'crashy_crash', arguments: {} });
+      // Start 2 fails at once; start 3 comes up after the backoff.
+      await waitFor(
+        async () =>
+          (await executor.execute({ id: 'f2', name: 'crashy_count', arguments: { by: 1 } }))
+            .success,
+        { timeoutMs: 20_000, message: 'the server back after a failed start' },
+      );
+      // A second retry left by the failed start would start one more within its backoff (4 s).
+      await new Promise((resolve) => setTimeout(resolve, 5000));
+      assert.equal((await pids()).length, 3, 'one start per failure');
+      assert.equal((await alive()).length, 1, 'one server process');
+
+      // A call in flight when vaultd closes the connection itself fails at once, not at its
+      // timeout (the SDK's close handler was cleared with vaultd's).
+      const hanging = executor.execute({ id: 'f3', name: 'crashy_hang', arguments: {} });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await host.stop();
+      const hung = await hanging;
+      assert.equal(hung.status, 'error');
+      assert.notEqual(hung.error?.code, 'TIMEOUT', JSON.stringify(hung.error));
+    } finally {
+      await host.stop();
+    }
+    await waitFor(async () => (await alive()).length === 0, { message: 'no server left' });
   });
 
   it('runs the reference filesystem server over stdio: reads inside its folder, an error outside, writes dangerous', async () => {
