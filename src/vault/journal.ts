@@ -1,9 +1,9 @@
 import type { FileHandle } from 'node:fs/promises';
-import { open, readFile, rename, stat } from 'node:fs/promises';
+import { constants, copyFile, link, open, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { writeFileAtomic } from './atomic-write.ts';
 import { fsyncDirectory } from './fsync-dir.ts';
-import { isVanished, toVaultIoError } from './fs-errors.ts';
+import { errnoCode, isVanished, toVaultIoError } from './fs-errors.ts';
 
 /** What opening a journal found wrong with the file, kept aside as evidence. */
 export interface JournalDamage {
@@ -37,7 +37,7 @@ interface Pending {
  * An append-only file of JSON lines with group commit: appends that arrive while a write is in
  * flight are joined into the next single write (and one fsync when any of them asks for it). A
  * torn last line, left by a crash in the middle of an append, is cut off at open. A file with
- * unreadable lines elsewhere is kept aside (`<name>.damaged-<time>`) and rewritten from the
+ * unreadable lines elsewhere is kept aside (`<name>.damaged-<time>`) and replaced by one of the
  * readable ones, so the evidence survives and appends continue on a clean file. The handle stays
  * open; {@link Journal.isCurrent} tells whether the file at the path is still the one held.
  */
@@ -92,13 +92,22 @@ export class Journal<L> {
         dirname(path),
         `${basename(path)}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`,
       );
+      const clean = lines.map((l) => `${JSON.stringify(l)}\n`).join('');
+      // The journal's name is never without a file holding every readable line: the clean lines
+      // go to a temp file (fsynced), the damaged original gets a second name, `keptAt` (made
+      // durable), and only then does the temp file take the journal's name, by a rename (the
+      // folder fsynced after). Renaming the original aside first and writing the clean file
+      // after left no file at the name when killed in between: the next start saw an empty,
+      // undamaged journal (finished calls ran again, waiting approvals were void). A kill before
+      // the last rename leaves the damaged original at the name (perhaps also at `keptAt`, and a
+      // temp file the daemon removes at start): the next start finds it damaged again and sets
+      // it aside again, under a new time, which loses nothing.
       try {
-        await rename(path, keptAt);
-        await writeFileAtomic(path, lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
+        await writeFileAtomic(path, clean, { beforeRename: () => keepAside(path, keptAt) });
       } catch (error) {
         throw toVaultIoError('keep aside', path, error);
       }
-      content = Buffer.from(lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
+      content = Buffer.from(clean);
       end = content.length;
       damage = { badLines: bad.length, keptAt, badText: bad.join('\n').slice(0, 65_536) };
     }
@@ -241,6 +250,32 @@ export class Journal<L> {
     this.#size += data.length;
     for (const pending of batch) pending.resolve();
   }
+}
+
+// What link() gives on a file system without hard links (FAT, some network and FUSE ones).
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EMLINK']);
+
+/**
+ * Give a damaged journal a second name, `keptAt`, leaving it at its own: a hard link, or a copy
+ * (fsynced) where the file system has none; the folder is fsynced, so the kept file survives a
+ * power cut before the journal's name goes to the clean file.
+ * @param path the damaged journal.
+ * @param keptAt the name to keep it under, in the same folder; must not exist.
+ */
+async function keepAside(path: string, keptAt: string): Promise<void> {
+  try {
+    await link(path, keptAt);
+  } catch (error) {
+    if (!NO_HARD_LINKS.has(errnoCode(error) ?? '')) throw error;
+    await copyFile(path, keptAt, constants.COPYFILE_EXCL);
+    const copy = await open(keptAt, 'r');
+    try {
+      await copy.sync();
+    } finally {
+      await copy.close();
+    }
+  }
+  await fsyncDirectory(dirname(path));
 }
 
 function parseJsonLine<L>(text: string, parse: (value: unknown) => L | null): L | null {

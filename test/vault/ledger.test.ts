@@ -212,6 +212,80 @@ describe('Ledger', () => {
     await damaged.close();
   });
 
+  it('keeps a file with every readable line at its name when setting a damaged one aside stops midway (crash audit)', async () => {
+    // The damaged file was renamed aside first and the readable lines written back under its name
+    // after: a kill between the two left no file at the name, and the next start saw an empty,
+    // undamaged ledger (a finished call with side effects ran again). A failure of the step after
+    // the first one stands in for the kill: the write of the clean file, or its rename into place.
+    const fs = createRequire(import.meta.url)('node:fs') as typeof NodeFs;
+    const patched = fs as unknown as Record<string, unknown>;
+    const enospc = (): NodeJS.ErrnoException =>
+      Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+    const isTemp = (file: unknown): boolean =>
+      typeof file === 'string' && /\/\.ledger\.jsonl\.vaultd-.*\.tmp$/.test(file);
+    const faults: Record<string, Record<string, unknown>> = {
+      'the write of the clean file': {
+        openSync: (file: unknown, ...rest: unknown[]) => {
+          if (isTemp(file)) throw enospc();
+          return (fs.openSync as (...args: unknown[]) => unknown)(file, ...rest);
+        },
+        open: (file: unknown, ...rest: unknown[]) => {
+          if (!isTemp(file)) return (fs.open as (...args: unknown[]) => unknown)(file, ...rest);
+          const done = rest.at(-1) as (error: Error) => void;
+          setImmediate(() => done(enospc()));
+        },
+      },
+      'the rename of the clean file into place': {
+        renameSync: (from: unknown, to: unknown) => {
+          if (isTemp(from)) throw enospc();
+          fs.renameSync(from as string, to as string);
+        },
+        rename: (from: unknown, to: unknown, done: (error: Error | null) => void) => {
+          if (isTemp(from)) setImmediate(() => done(enospc()));
+          else fs.rename(from as string, to as string, done);
+        },
+      },
+    };
+    for (const [step, replaced] of Object.entries(faults)) {
+      const here = await mkdtemp(join(dir, 'aside-'));
+      const path = join(here, 'ledger.jsonl');
+      const ledger = await Ledger.open(here);
+      await ledger.recordIntent(intent('id:keep:h'));
+      await ledger.recordDone('id:keep:h', 'success', true, { ok: true });
+      await ledger.close();
+      await appendFile(path, 'xx{"t":"intent","k":"id:lost-call:h","call":"lost-call"\n');
+      const damagedText = await readFile(path, 'utf8');
+      const saved = Object.fromEntries(Object.keys(replaced).map((k) => [k, patched[k]]));
+      Object.assign(patched, replaced);
+      syncBuiltinESMExports();
+      try {
+        await assert.rejects(Ledger.open(here), /ENOSPC/, step);
+      } finally {
+        Object.assign(patched, saved);
+        syncBuiltinESMExports();
+      }
+      const left = await readFile(path, 'utf8').catch(() => null);
+      assert.notEqual(left, null, `${step}: a file is still at the journal's name`);
+      assert.match(left ?? '', /id:keep:h/, `${step}: with every readable line`);
+      // The damaged original is kept: still at the name (and perhaps under a kept-aside name).
+      assert.equal(left, damagedText, `${step}: the damaged original is kept at the name`);
+      for (const name of (await readdir(here)).filter((n) => n.includes('.damaged-')))
+        assert.equal(await readFile(join(here, name), 'utf8'), damagedText, step);
+
+      // The next start sets it aside again and reads what it can.
+      const reopened = await Ledger.open(here);
+      try {
+        assert.equal(reopened.damage?.badLines, 1, step);
+        assert.equal(await readFile(reopened.damage?.keptAt ?? '', 'utf8'), damagedText, step);
+        assert.equal(reopened.lookup('id:keep:h')?.status, 'success', step);
+        assert.equal(reopened.mayHaveLost('lost-call'), true, step);
+        assert.doesNotMatch(await readFile(path, 'utf8'), /lost-call/, step);
+      } finally {
+        await reopened.close();
+      }
+    }
+  });
+
   it('knows when its file was deleted or replaced under it', async () => {
     const ledger = await Ledger.open(dir);
     await ledger.recordIntent(intent('id:a:h'));
