@@ -502,7 +502,7 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
     isReady: () => ready,
     isWatching: () => watcher !== undefined && ready,
     conditions: () => conditions.list(),
-    approvals: approvalsBackend(gate, (request) => queueRequestNote(request.note)),
+    approvals: approvalsBackend(gate, (request) => queueRequestNote(request.note), executor),
     pendingApprovals: () => gate.requests?.waiting() ?? 0,
   });
   started.push(() => monitor.close());

@@ -1,3 +1,4 @@
+import type { Executor } from '../execute/executor.ts';
 import type { ApiDecision, ApprovalsBackend, ApprovalView } from '../observe/approvals-api.ts';
 import { compileGrant, grantToolName } from './grants.ts';
 import type { ApprovalGate } from './gate.ts';
@@ -6,13 +7,18 @@ import type { ApprovalRequest } from './requests.ts';
 /**
  * The approvals the HTTP API lists and decides, on the daemon's gate: a decision is recorded on
  * the pending request (channel `http`, by `api`), then `onDecided` looks at the note so the call
- * runs (or is rejected) at once.
+ * runs (or is rejected) at once. Edited parameters that are not valid for the tool are refused
+ * (400) and the request stays pending, as an edit ticked in the note keeps the call waiting:
+ * recorded, the approval was consumed by a call that failed with INVALID_PARAMS, and the agent's
+ * call was lost (review finding F4).
  * @param gate the daemon's gate (with its request store).
  * @param onDecided told which request was decided, to queue its note.
+ * @param checker the daemon's executor, whose `check` validates edited parameters for the tool.
  */
 export function approvalsBackend(
   gate: ApprovalGate,
   onDecided: (request: ApprovalRequest) => void,
+  checker: Pick<Executor, 'check'>,
 ): ApprovalsBackend {
   return {
     list: () =>
@@ -30,6 +36,20 @@ export function approvalsBackend(
         // The tool itself, not a name it begins (`send_notification_all` on a send_notification)
         if (grantToolName(input.scope) !== request.tool)
           return { ok: false, status: 400, message: `scope does not name ${request.tool}` };
+      }
+      if (input.decision === 'approve' && input.arguments !== undefined) {
+        const checked = checker.check({
+          id: request.callId,
+          name: request.tool,
+          arguments: input.arguments,
+        });
+        if (!checked.ok) {
+          return {
+            ok: false,
+            status: 400,
+            message: `the edited arguments are not valid (${checked.error.message}); the request is still pending`,
+          };
+        }
       }
       const outcome = await gate.decide(id, {
         kind: input.decision,

@@ -309,6 +309,68 @@ describe('HTTP listener and approvals API', { timeout: 120_000 }, () => {
       ['race-a'],
     );
   });
+
+  /** The pending request of a call, as GET /approvals lists it (undefined once decided). */
+  async function pendingOf(callId: string): Promise<{ id: string; state: string } | undefined> {
+    const listed = JSON.parse((await raw(port, '/approvals', auth())).body) as {
+      approvals: { id: string; call_id: string; state: string }[];
+    };
+    return listed.approvals.find((a) => a.call_id === callId);
+  }
+
+  it('refuses edited parameters the tool does not accept with 400 and keeps the call pending (review F4)', async () => {
+    // The same edit ticked in the note keeps the call waiting; through the API it was recorded
+    // (200, approved), and the call then failed with INVALID_PARAMS: the agent's call was lost.
+    await vault.drop(
+      'bad-edit.md',
+      note('Bad edit', callBlock('danger_zone', { target: 'bad-edit-agent' }, 'bad-edit')),
+    );
+    await waitPending(vault, 'bad-edit.md');
+    const request1 = await pendingOf('bad-edit');
+    assert.ok(request1);
+    const json = { ...auth(), 'content-type': 'application/json' };
+    const path = `/approvals/${request1.id}/approve`;
+    const refused = await raw(
+      port,
+      path,
+      json,
+      'POST',
+      JSON.stringify({ arguments: { target: '' } }),
+    );
+    assert.equal(refused.status, 400, refused.body);
+    assert.match(
+      (JSON.parse(refused.body) as { error: string }).error,
+      /edited arguments are not valid \(invalid parameters for danger_zone: .*target/,
+    );
+    const wrongType = await raw(
+      port,
+      path,
+      json,
+      'POST',
+      JSON.stringify({ arguments: { target: 'x', ms: 'soon' } }),
+    );
+    assert.equal(wrongType.status, 400, wrongType.body);
+    assert.equal((await pendingOf('bad-edit'))?.state, 'pending', 'still pending');
+    assert.ok(
+      (await vault.list('Pending_Approval')).includes('bad-edit.md'),
+      'the note still waits',
+    );
+    // A valid edit afterwards is taken and runs.
+    const approved = await raw(
+      port,
+      path,
+      json,
+      'POST',
+      JSON.stringify({ arguments: { target: 'bad-edit-fixed' } }),
+    );
+    assert.equal(approved.status, 200, approved.body);
+    const [result] = resultsOf(await waitInFolder(vault, 'bad-edit.md', 'Done'));
+    assert.equal(result?.status, 'success');
+    assert.deepEqual(
+      (await readLines(dangerLog)).filter((l) => l.startsWith('bad-edit')),
+      ['bad-edit-fixed'],
+    );
+  });
 });
 
 describe('HTTP approvals API without a token', { timeout: 60_000 }, () => {
