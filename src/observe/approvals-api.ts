@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { MAX_NESTING, nestsDeeperThan } from '../protocol/depth.ts';
 
 /** A pending approval as the HTTP API shows it. */
 export interface ApprovalView {
@@ -215,6 +216,14 @@ async function readBody(
     (typeof v['arguments'] !== 'object' || v['arguments'] === null || Array.isArray(v['arguments']))
   ) {
     sendJson(res, 400, { error: '"arguments" must be an object' });
+    return null;
+  }
+  // The limit of a call's parameters in a note: nested thousands deep (64 KiB of brackets), the
+  // edit overflowed the stack where the decision was journalled, a 500 (review finding F6).
+  if (v['arguments'] !== undefined && nestsDeeperThan(v['arguments'], MAX_NESTING)) {
+    sendJson(res, 400, {
+      error: `"arguments" nest more than ${MAX_NESTING} levels deep; the request is still pending`,
+    });
     return null;
   }
   for (const key of ['reason', 'scope'] as const) {

@@ -371,6 +371,40 @@ describe('HTTP listener and approvals API', { timeout: 120_000 }, () => {
       ['bad-edit-fixed'],
     );
   });
+
+  it('refuses arguments nested deeper than tool_call parameters may be with 400, not 500 (review F6)', async () => {
+    // 5,000 levels overflowed the stack where the decision was journalled (RangeError, 500).
+    await vault.drop(
+      'deep-edit.md',
+      note('Deep edit', callBlock('danger_zone', { target: 'deep-edit-agent' }, 'deep-edit')),
+    );
+    await waitPending(vault, 'deep-edit.md');
+    const request1 = await pendingOf('deep-edit');
+    assert.ok(request1);
+    const json = { ...auth(), 'content-type': 'application/json' };
+    const depth = 5000;
+    const body = `{"arguments":{"target":"x","ms":${'['.repeat(depth)}${']'.repeat(depth)}}}`;
+    // Reject as well as approve: a reject's arguments are not checked against the tool, and were
+    // journalled all the same.
+    for (const decide of ['reject', 'approve']) {
+      const deep = await raw(port, `/approvals/${request1.id}/${decide}`, json, 'POST', body);
+      assert.equal(deep.status, 400, `${decide}: ${deep.body}`);
+      assert.match(
+        (JSON.parse(deep.body) as { error: string }).error,
+        /nest more than 256 levels/,
+        decide,
+      );
+      assert.equal((await pendingOf('deep-edit'))?.state, 'pending', `still pending (${decide})`);
+    }
+    const path = `/approvals/${request1.id}/approve`;
+    const approved = await raw(port, path, json, 'POST', '{}');
+    assert.equal(approved.status, 200, approved.body);
+    await waitInFolder(vault, 'deep-edit.md', 'Done');
+    assert.deepEqual(
+      (await readLines(dangerLog)).filter((l) => l.startsWith('deep-edit')),
+      ['deep-edit-agent'],
+    );
+  });
 });
 
 describe('HTTP approvals API without a token', { timeout: 60_000 }, () => {
