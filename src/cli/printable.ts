@@ -33,3 +33,15 @@ export function printable(text: string): string {
 export function inertJsonLine(line: string): string {
   return UNPRINTABLE_IN_JSON.test(line) ? line.replace(UNPRINTABLE_IN_JSON_ALL, escaped) : line;
 }
+
+/**
+ * A value as the CLI prints it for `--json`: indented JSON with every DEL, C1 control and format
+ * character in its strings written as a `\uXXXX` escape, as the log does. JSON.stringify escapes
+ * only C0 controls: a note's name or a call's arguments printed raw sent U+009B (a one-byte CSI
+ * on some terminals) or a bidi override to the operator's terminal (review finding F5). Parsed,
+ * it is the same value.
+ * @param value any JSON-serialisable value.
+ */
+export function printableJson(value: unknown): string {
+  return inertJsonLine(JSON.stringify(value, null, 2));
+}

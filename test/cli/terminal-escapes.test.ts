@@ -74,3 +74,89 @@ describe('a note name holding terminal escapes', { timeout: 120_000 }, () => {
     assert.doesNotMatch(approve.stdout, /^forged line/m);
   });
 });
+
+describe(
+  '--json output of a note name and arguments holding C1 and bidi characters (review F5)',
+  {
+    timeout: 120_000,
+  },
+  () => {
+    // U+009B is a one-byte CSI on some terminals (here "erase the screen"); U+202E reverses what
+    // follows. JSON.stringify escapes only C0 controls: --json printed both raw.
+    const name = 'x\u009b2J\u202eabc.md';
+    const target = 't\u009b31m\u202eevil';
+    const RAW = /[\u0080-\u009f\u202a-\u202e\u2066-\u2069]/u;
+    let vault: TempVault;
+
+    /** Every string in a parsed JSON value. */
+    const strings = (value: unknown): string[] =>
+      typeof value === 'string'
+        ? [value]
+        : typeof value === 'object' && value !== null
+          ? Object.values(value).flatMap(strings)
+          : [];
+
+    beforeEach(async () => {
+      vault = await makeVault();
+      await writeFile(
+        vault.configPath,
+        (await readFile(vault.configPath, 'utf8')) +
+          `plugins:\n  - ${TEST_PLUGIN}\ntools:\n  danger_zone:\n    log: ${join(vault.root, 'danger.log')}\n`,
+      );
+      await vault.drop(name, note('t', callBlock('danger_zone', { target }, 'c1')));
+      const once = await runCli(['once', '--config', vault.configPath]);
+      assert.equal(once.code, 0, once.stderr);
+    });
+    afterEach(() => vault.cleanup());
+
+    it('is escaped by vaultd approvals, status, check and grants --json, and parses to the same values', async () => {
+      const approvals = await runCli(['approvals', '--json', '--config', vault.configPath]);
+      assert.equal(approvals.code, 0, approvals.stderr);
+      assert.doesNotMatch(approvals.stdout, RAW);
+      const [request] = JSON.parse(approvals.stdout) as {
+        id: string;
+        note: string;
+        arguments: Record<string, unknown>;
+      }[];
+      assert.ok(request, approvals.stdout);
+      assert.equal(request.note, `Pending_Approval/${name}`);
+      assert.deepEqual(request.arguments, { target });
+      assert.ok(approvals.stdout.includes('\\u009b2J\\u202eabc.md'), approvals.stdout);
+
+      const status = await runCli(['status', '--json', '--config', vault.configPath]);
+      assert.equal(status.code, 0, status.stderr);
+      assert.doesNotMatch(status.stdout, RAW);
+      assert.ok(
+        strings(JSON.parse(status.stdout)).some((s) => s.includes(name)),
+        status.stdout,
+      );
+
+      const check = await runCli(['check', vault.root, '--json', '--config', vault.configPath]);
+      assert.doesNotMatch(check.stdout, RAW);
+      assert.ok(
+        strings(JSON.parse(check.stdout)).some((s) => s.includes(name)),
+        check.stdout,
+      );
+
+      // A grant whose rule and note carry them too.
+      const scope = 'danger_zone(target:t\u009b*)';
+      const approve = await runCli([
+        'approve',
+        request.id,
+        '--scope',
+        scope,
+        '--config',
+        vault.configPath,
+      ]);
+      assert.equal(approve.code, 0, approve.stdout + approve.stderr);
+      const again = await runCli(['once', '--config', vault.configPath]);
+      assert.equal(again.code, 0, again.stderr);
+      const grants = await runCli(['grants', '--json', '--config', vault.configPath]);
+      assert.equal(grants.code, 0, grants.stderr);
+      assert.doesNotMatch(grants.stdout, RAW);
+      const [grant] = JSON.parse(grants.stdout) as { rule: string; note: string | null }[];
+      assert.equal(grant?.rule, scope, grants.stdout);
+      assert.ok(grant.note?.includes(name), grants.stdout);
+    });
+  },
+);

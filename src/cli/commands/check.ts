@@ -17,7 +17,7 @@ import type { CommonOptions } from '../main.ts';
 import { startPackSession, type PackSession } from '../pack-session.ts';
 import { builtinRegistry, loadSetup } from '../setup.ts';
 import { UsageError } from '../usage-error.ts';
-import { printable } from '../printable.ts';
+import { printable, printableJson } from '../printable.ts';
 
 /** One line of `vaultd check`'s report. */
 export interface CheckFinding {
@@ -437,7 +437,7 @@ export async function runCheck(
   }
   const sorted = sortFindings(findings);
   if (options.json) {
-    process.stdout.write(`${JSON.stringify(sorted, null, 2)}\n`);
+    process.stdout.write(`${printableJson(sorted)}\n`);
   } else {
     for (const f of sorted) {
       process.stdout.write(

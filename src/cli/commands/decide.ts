@@ -17,7 +17,7 @@ import { readLock, resolveLayout, STATE_DIR_NAME } from '../../vault/index.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { CommonOptions } from '../main.ts';
 import { loadSetup } from '../setup.ts';
-import { printable } from '../printable.ts';
+import { printable, printableJson } from '../printable.ts';
 
 /** Options of `vaultd approve` and `vaultd reject`. */
 export interface DecideOptions extends CommonOptions {
@@ -142,7 +142,7 @@ export async function runApprovals(options: CommonOptions & { json?: boolean }):
     (r) => r.state === 'pending' && Date.parse(r.expiresAt) > now,
   );
   if (options.json === true) {
-    process.stdout.write(`${JSON.stringify(pending, null, 2)}\n`);
+    process.stdout.write(`${printableJson(pending)}\n`);
     return EXIT.ok;
   }
   if (pending.length === 0) {

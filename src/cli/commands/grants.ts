@@ -3,7 +3,7 @@ import { GrantStore } from '../../approval/index.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { CommonOptions } from '../main.ts';
 import { loadSetup } from '../setup.ts';
-import { printable } from '../printable.ts';
+import { printable, printableJson } from '../printable.ts';
 
 async function openGrants(options: CommonOptions): Promise<GrantStore> {
   const { config } = await loadSetup(options);
@@ -17,7 +17,7 @@ async function openGrants(options: CommonOptions): Promise<GrantStore> {
 export async function runGrants(options: CommonOptions & { json?: boolean }): Promise<number> {
   const grants = (await openGrants(options)).list();
   if (options.json) {
-    process.stdout.write(`${JSON.stringify(grants, null, 2)}\n`);
+    process.stdout.write(`${printableJson(grants)}\n`);
   } else if (grants.length === 0) {
     process.stdout.write('no grants: every dangerous call asks a human\n');
   } else {

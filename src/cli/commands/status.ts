@@ -9,7 +9,7 @@ import { EXIT } from '../exit-codes.ts';
 import type { CommonOptions } from '../main.ts';
 import { loadSetup } from '../setup.ts';
 import { writtenNoteCap } from '../../pipeline/read-note.ts';
-import { printable } from '../printable.ts';
+import { printable, printableJson } from '../printable.ts';
 
 /** Figures of one tool over the log window. */
 export interface ToolFigures {
@@ -165,8 +165,7 @@ export async function runStatus(
 
   if (options.json) {
     process.stdout.write(
-      `${JSON.stringify({ vault: layout.root, daemon, folders: counts, pending, tools: figures, jobs, days }, null, 2)}
-`,
+      `${printableJson({ vault: layout.root, daemon, folders: counts, pending, tools: figures, jobs, days })}\n`,
     );
     return EXIT.ok;
   }

@@ -6,7 +6,7 @@ import { EXIT } from '../exit-codes.ts';
 import { configFileOf, type CommonOptions } from '../main.ts';
 import { builtinRegistry, loadSetup } from '../setup.ts';
 import { BUILTIN_PACKS } from '../../tools/index.ts';
-import { printable } from '../printable.ts';
+import { printable, printableJson } from '../printable.ts';
 
 /**
  * `vaultd tools`: the tools a vault's config enables (its packs started, as the daemon would,
@@ -21,7 +21,7 @@ export async function runTools(
   const { tools, packs, warnings } = await collect(options);
   for (const warning of warnings) process.stderr.write(`vaultd: warning: ${warning}\n`);
   const print = (value: unknown): void => {
-    process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+    process.stdout.write(`${printableJson(value)}\n`);
   };
   if (options.format === 'openai') print(toOpenAITools(tools));
   else if (options.format === 'anthropic') print(toAnthropicTools(tools));
