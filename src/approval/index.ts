@@ -56,6 +56,7 @@ export {
   REQUESTS_FILE,
   type ApprovalRequest,
   type DecisionChannel,
+  type MoveFolder,
   type NewRequest,
   type RequestDecision,
   type RequestState,

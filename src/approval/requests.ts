@@ -60,7 +60,18 @@ export interface ApprovalRequest {
   readonly expiresAt: string;
   readonly state: RequestState;
   readonly decision: RequestDecision | null;
+  /**
+   * The folder a human moved the note to, to decide (`Approved/` or `Rejected/`), when vaultd
+   * last took the note from there: recorded with the claim, before the note moves, so a note
+   * resumed after a kill at the claim is still decided by the move (it was forgotten: a note
+   * moved to `Approved/` was asked again, one with approve ticked then moved to `Rejected/` ran;
+   * crash audit).
+   */
+  readonly claimedFrom?: MoveFolder;
 }
+
+/** A folder whose move decides: `approved` or `rejected`. */
+export type MoveFolder = 'approved' | 'rejected';
 
 /** What {@link ApprovalRequests.create} needs. */
 export interface NewRequest {
@@ -82,7 +93,7 @@ type Line =
   | ({ t: 'request' } & Omit<ApprovalRequest, 'state' | 'decision'>)
   | { t: 'decide'; id: string; decision: RequestDecision }
   | { t: 'state'; id: string; state: RequestState; at: string }
-  | { t: 'note'; id: string; note: string };
+  | { t: 'note'; id: string; note: string; from?: MoveFolder };
 
 /** How long requests in a final state are kept for the record. */
 const KEEP_FINAL_MS = 7 * 86_400_000;
@@ -301,11 +312,15 @@ export class ApprovalRequests {
    * Record where a request's note is now (it moved between folders).
    * @param id the request id.
    * @param note vault-relative path.
+   * @param from for a claim, the folder whose move decides that the note was taken from.
    */
-  async moved(id: string, note: string): Promise<void> {
+  async moved(id: string, note: string, from?: MoveFolder): Promise<void> {
     await this.#oneAtATime(id, async () => {
-      if (this.#byId.get(id)?.note === note) return;
-      await this.#append({ t: 'note', id, note });
+      const request = this.#byId.get(id);
+      if (request?.note === note && request.claimedFrom === from) return;
+      await this.#append(
+        from === undefined ? { t: 'note', id, note } : { t: 'note', id, note, from },
+      );
     });
   }
 
@@ -486,7 +501,15 @@ function applyLine(byId: Map<string, ApprovalRequest>, line: Line): void {
   } else if (line.t === 'state') {
     byId.set(line.id, Object.freeze({ ...request, state: line.state }));
   } else {
-    byId.set(line.id, Object.freeze({ ...request, note: line.note }));
+    const { claimedFrom: _from, ...rest } = request;
+    byId.set(
+      line.id,
+      Object.freeze(
+        line.from === undefined
+          ? { ...rest, note: line.note }
+          : { ...rest, note: line.note, claimedFrom: line.from },
+      ),
+    );
   }
 }
 
@@ -521,7 +544,10 @@ function parseLine(value: unknown): Line | null {
     case 'state':
       return STATES.has(String(v['state'])) ? (v as Line) : null;
     case 'note':
-      return typeof v['note'] === 'string' ? (v as Line) : null;
+      return typeof v['note'] === 'string' &&
+        (v['from'] === undefined || v['from'] === 'approved' || v['from'] === 'rejected')
+        ? (v as Line)
+        : null;
     default:
       return null;
   }

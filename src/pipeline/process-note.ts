@@ -28,6 +28,7 @@ import {
   sameFile,
   type NoteRead,
 } from './read-note.ts';
+import type { MoveFolder } from '../approval/index.ts';
 import { settleCalls, type NoteWork, type Ordered } from './settle-calls.ts';
 import { yieldAtItem, yieldWhenSpent } from '../protocol/slice.ts';
 import { chooseTarget, writeBack } from './write-back.ts';
@@ -313,7 +314,7 @@ async function claimAndWork(
     path,
     ctx.layout,
     ctx.active,
-    from === 'inbox' ? undefined : (dest) => bindRequests(ctx, preRead.text, path, dest),
+    from === 'inbox' ? undefined : (dest) => bindRequests(ctx, preRead.text, path, dest, from),
   );
   if (claimed === null) return;
   ctx.bus.emit('note.claimed', { note: noteKey(ctx, claimed), from: noteKey(ctx, path) });
@@ -333,15 +334,18 @@ async function bindRequests(
   text: string,
   path: string,
   claimed: string,
+  from: Exclude<FolderKind, 'in_progress'>,
 ): Promise<void> {
   const requests = ctx.gate.requests;
   if (requests === undefined) return;
+  // The move that decides is recorded with the claim: resumed, the note is decided by it still.
+  const via = from === 'approved' || from === 'rejected' ? from : undefined;
   const section = await ctx.notes.approval(text);
   if (!section.found) {
     // Moved to decide with the section deleted: the open requests recorded for the note.
     for (const request of requests.openFor(basename(path))) {
       if (isRequestOf(ctx, request.note, path))
-        await requests.moved(request.id, noteKey(ctx, claimed));
+        await requests.moved(request.id, noteKey(ctx, claimed), via);
     }
     return;
   }
@@ -350,8 +354,19 @@ async function bindRequests(
     if (request === undefined || request.callId !== decision.id) continue;
     if (!isRequestOf(ctx, request.note, path)) continue;
     if (request.state !== 'consumed' && request.state !== 'superseded')
-      await requests.moved(request.id, noteKey(ctx, claimed));
+      await requests.moved(request.id, noteKey(ctx, claimed), via);
   }
+}
+
+/**
+ * The folder whose move decides that a resumed claim was taken from, as recorded with the claim
+ * in its requests (null when it came from `Pending_Approval/`, or from the inbox).
+ */
+function claimedFrom(ctx: PipelineContext, key: string, name: string): MoveFolder | null {
+  for (const request of ctx.gate.requests?.openFor(name) ?? []) {
+    if (request.note === key && request.claimedFrom !== undefined) return request.claimedFrom;
+  }
+  return null;
 }
 
 /**
@@ -483,11 +498,14 @@ async function workClaimed(
       return;
     }
     const name = readClaimedName(basename(path)).original;
-    await work(
-      ctx,
-      { path, key: noteKey(ctx, path), name, from, origin, text: read.text, parsed },
-      read,
-    );
+    const key = noteKey(ctx, path);
+    const movedTo =
+      from === 'approved' || from === 'rejected'
+        ? from
+        : from === 'in_progress'
+          ? claimedFrom(ctx, key, name)
+          : null;
+    await work(ctx, { path, key, name, from, movedTo, origin, text: read.text, parsed }, read);
     ctx.deferrals.delete(path);
     return;
   } catch (error) {
@@ -729,6 +747,9 @@ async function finish(
   // same name had its calls replayed for ever instead of run). Told again if the name differs.
   const planned = noteKey(ctx, join(dir, note.name));
   if (keys.length > 0) await ctx.ledger.markWritten(keys, planned);
+  // Before the move: closed after it, a scan in between took the note in Rejected/ for one with
+  // an open request and claimed it once more.
+  if (note.from !== 'inbox') await closeLeftRequests(ctx, note, pending);
   const moved = await moveClaimed(note.path, dir, note.name, ctx.layout.root);
   if (moved === null) {
     ctx.logger.error({ note: note.key }, 'note vanished from In_Progress before it could be moved');
@@ -740,7 +761,6 @@ async function finish(
   await report(ctx, to, logged);
   const requests = ctx.gate.requests;
   for (const p of pending) if (p.nonce !== undefined) await requests?.moved(p.nonce, to);
-  if (note.from !== 'inbox') await closeLeftRequests(ctx, note, pending);
   ctx.bus.emit('note.moved', { note: to, from: note.key, to, state: target });
   if (target === 'pending') {
     ctx.bus.emit('approval.requested', {

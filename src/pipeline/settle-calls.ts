@@ -6,6 +6,7 @@ import {
   type ApprovalSectionRead,
   type Authorization,
   type GateCall,
+  type MoveFolder,
   type PendingCall,
   type PendingDecision,
   toolIdentity,
@@ -41,6 +42,11 @@ export interface NoteWork {
   readonly name: string;
   /** Where it was claimed from; `in_progress` when it is resumed. */
   readonly from: FolderKind;
+  /**
+   * The folder a human moved the note to, to decide, when it was taken from there: also for a
+   * note resumed after a kill at that claim (recorded with its requests).
+   */
+  readonly movedTo: MoveFolder | null;
   /** Vault-relative path it had before the claim (where a human decided), for records. */
   readonly origin: string;
   readonly text: string;
@@ -600,13 +606,20 @@ async function decideAsking(
         `${stale.map((p) => relativePath(ctx, p)).join(', ')} changed after the preview was made; look at the new preview and decide again`,
       ]);
     }
+    if (
+      ask.key !== null &&
+      ctx.ledger.lookup(ask.key) !== undefined &&
+      !ctx.ledger.isInFlight(ask.key)
+    ) {
+      // A human decided that a call whose outcome was unknown may run again. Forgotten before
+      // the approval is used: forgotten after, a kill between the two left a used approval and
+      // the history that says the call may have run, and the resumed note rejected the call as
+      // "already consumed" (crash audit). A kill now leaves the approval to be used on resume.
+      await ctx.ledger.forget(ask.key);
+    }
     const consumed = await ctx.gate.consume(current, call, work.origin);
     if (!consumed.ok)
       return reject(`${consumed.problem}; write the call again if it is still needed`);
-    if (ask.key !== null && ctx.ledger.lookup(ask.key) !== undefined) {
-      // A human decided that a call whose outcome was unknown may run again.
-      await ctx.ledger.forget(ask.key);
-    }
     return {
       kind: 'run',
       runnable: {
@@ -628,7 +641,7 @@ async function decideAsking(
   }
   const decisionSaysRun =
     decision !== undefined && (decision.decision === 'approve' || decision.decision === 'always');
-  const movedToDecide = work.from === 'approved' || work.from === 'rejected';
+  const movedToDecide = work.movedTo !== null;
   if (decisionSaysRun || (movedToDecide && decision !== undefined)) {
     // A ticked box in a note vaultd is not waiting on (a copy, a replay, the inbox): never a decision.
     const why =
@@ -636,7 +649,7 @@ async function decideAsking(
         ? 'the approval expired'
         : request !== undefined && request.state !== 'pending'
           ? `the request was already ${request.state}`
-          : DECISION_FOLDERS.has(work.from)
+          : DECISION_FOLDERS.has(work.from) || work.movedTo !== null
             ? 'vaultd is not waiting on this call in this note'
             : 'decisions count only on a note vaultd moved to Pending_Approval/, never on a note in the inbox';
     ctx.logger.warn(
@@ -766,10 +779,7 @@ function vaultDecision(
 ): VaultDecision {
   if (!ctx.config.approval.vault_decisions) {
     // The section already says how to decide; a problem only answers a tick or a move.
-    const tried =
-      work.from === 'approved' ||
-      work.from === 'rejected' ||
-      (decision?.decision ?? 'none') !== 'none';
+    const tried = work.movedTo !== null || (decision?.decision ?? 'none') !== 'none';
     return {
       kind: 'wait',
       problems: tried
@@ -784,7 +794,7 @@ function vaultDecision(
     scope: null,
     reason: decision?.reason ?? null,
   };
-  if (work.from === 'rejected') {
+  if (work.movedTo === 'rejected') {
     return {
       kind: 'decided',
       decision: {
@@ -797,7 +807,7 @@ function vaultDecision(
       },
     };
   }
-  if (decision === undefined && !section.found && work.from === 'approved') {
+  if (decision === undefined && !section.found && work.movedTo === 'approved') {
     // Moved to approve with the section deleted: the move approves the call as vaultd asked about
     // it (the request's own arguments). The note went back to waiting with a problem telling the
     // person to move it, which they had done (review finding).
@@ -839,7 +849,7 @@ function vaultDecision(
     };
   }
   const approve = decision.decision === 'approve' || decision.decision === 'always';
-  if (!approve && work.from !== 'approved') return { kind: 'wait', problems: [] };
+  if (!approve && work.movedTo !== 'approved') return { kind: 'wait', problems: [] };
   return {
     kind: 'decided',
     decision: {

@@ -322,7 +322,8 @@ export class Ledger {
    */
   async forget(key: string): Promise<void> {
     if (!this.#entries.has(key)) return;
-    await this.#append({ t: 'forget', k: key, at: Date.now() }, false);
+    // fsynced: the approval used after it must not outlive it in a power cut.
+    await this.#append({ t: 'forget', k: key, at: Date.now() }, true);
   }
 
   /** Every live entry (for `vaultd status` and tests). */

@@ -3,7 +3,7 @@
 // only once it has a slot. A restart in between asked the human again, and a crash there rejected
 // the call as "already consumed" (crash campaign finding).
 import assert from 'node:assert/strict';
-import { watch } from 'node:fs';
+import { readFileSync, watch } from 'node:fs';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -13,6 +13,7 @@ import {
   note,
   resultsOf,
   ROOT,
+  startCli,
   type DaemonProcess,
   type TempVault,
 } from '../helpers/vault.ts';
@@ -203,5 +204,124 @@ describe('e2e: an approval used just before a stop', { timeout: 120_000 }, () =>
     assert.equal(processed(), before.processed);
     assert.equal(await readFile(join(vault.root, 'Rejected', name), 'utf8'), rested);
     assert.ok(!(await readLines(dangerLog)).includes('legacy'));
+  });
+  /** SIGKILL `running` as soon as a claim of `name` appears in In_Progress/. */
+  function killAtClaim(
+    running: DaemonProcess,
+    name: string,
+  ): { killed: () => boolean; close: () => void } {
+    const stem = name.replace(/\.md$/, '.vaultd-');
+    let killed = false;
+    const watcher = watch(join(vault.root, 'In_Progress'), (_event, file) => {
+      if (file?.startsWith(stem) !== true) return;
+      running.child.kill('SIGKILL');
+      killed = true;
+    });
+    return { killed: () => killed, close: () => watcher.close() };
+  }
+
+  // The decision a move stands for was recorded only once the claimed note was worked on: a kill
+  // at the claim left a note in In_Progress/ whose folder was forgotten, and the resumed note
+  // read only its ticks (crash audit): moved to Approved/, it was asked again.
+  it('runs a call approved by moving the note to Approved/ after a crash at its claim, once', async () => {
+    const name = 'moved.md';
+    await vault.drop(name, note('Moved', callBlock('danger_zone', { target: 'moved' }, 'mv-1')));
+    await waitPending(vault, name);
+    const running = daemon as DaemonProcess;
+    const kill = killAtClaim(running, name);
+    try {
+      await rename(join(vault.root, 'Pending_Approval', name), join(vault.root, 'Approved', name));
+      await waitFor(() => kill.killed(), { message: 'the claim seen and vaultd killed' });
+      await running.exited;
+    } finally {
+      kill.close();
+    }
+    daemon = await startDaemon(vault);
+    const [result] = resultsOf(await waitInFolder(vault, name, 'Done', 30_000));
+    assert.equal(result?.status, 'success', JSON.stringify(result));
+    assert.deepEqual(
+      (await readLines(dangerLog)).filter((l) => l === 'moved'),
+      ['moved'],
+    );
+  });
+
+  // ... and one with approve ticked, then moved to Rejected/ (which rejects every call, ticked
+  // approvals included) ran.
+  it('rejects a call ticked approve and then moved to Rejected/ after a crash at its claim', async () => {
+    const name = 'changed-mind.md';
+    await vault.drop(name, note('Mind', callBlock('danger_zone', { target: 'mind' }, 'cm-1')));
+    await waitPending(vault, name);
+    assert.equal(await stopDaemon(daemon as DaemonProcess), 0);
+    daemon = undefined;
+    const pendingPath = join(vault.root, 'Pending_Approval', name);
+    await editInPlace(pendingPath, (t) => tickBox(t, 'cm-1', 'approve'));
+    await rename(pendingPath, join(vault.root, 'Rejected', name));
+    const running = startCli(['run', '--config', vault.configPath]);
+    const kill = killAtClaim(running, name);
+    try {
+      await waitFor(() => kill.killed(), { message: 'the claim seen and vaultd killed' });
+      await running.exited;
+    } finally {
+      kill.close();
+    }
+    daemon = await startDaemon(vault);
+    const [result] = resultsOf(await waitInFolder(vault, name, 'Rejected', 30_000));
+    assert.equal(result?.status, 'rejected', JSON.stringify(result));
+    assert.ok(!(await readLines(dangerLog)).includes('mind'));
+  });
+  // The history of a call cut off earlier was forgotten after the human's approval to run it
+  // again was used: a kill in between left both, and the resumed note rejected the call as
+  // "already consumed" (crash audit).
+  it('runs a call cut off earlier and approved again after a crash as its approval is used, once', async () => {
+    const call = callBlock('danger_zone', { target: 'again', ms: 3000 }, 'again-1');
+    await vault.drop('again-a.md', note('Again', call));
+    await waitPending(vault, 'again-a.md');
+    await editInPlace(join(vault.root, 'Pending_Approval', 'again-a.md'), (t) =>
+      tickBox(t, 'again-1', 'approve'),
+    );
+    const ledger = join(vault.root, '.vaultd', 'ledger.jsonl');
+    await waitFor(async () => (await readFile(ledger, 'utf8')).includes('"k":"id:again-1:'), {
+      message: 'the first run started',
+    });
+    (daemon as DaemonProcess).child.kill('SIGKILL');
+    await (daemon as DaemonProcess).exited;
+    daemon = await startDaemon(vault);
+    const [cut] = resultsOf(await waitInFolder(vault, 'again-a.md', 'Failed', 30_000));
+    assert.equal(cut?.status, 'interrupted', JSON.stringify(cut));
+
+    // The same call in a new note: a human is asked (it may have acted), and approves.
+    await vault.drop('again-b.md', note('Again', call));
+    await waitPending(vault, 'again-b.md');
+    const ids = (await readFile(requestsFile(), 'utf8'))
+      .split('\n')
+      .filter((l) => l.includes('"t":"request"') && l.includes('"callId":"again-1"'))
+      .map((l) => (JSON.parse(l) as { id: string }).id);
+    const used = `"id":"${ids.at(-1) ?? ''}","state":"consumed"`;
+    const running = daemon as DaemonProcess;
+    let killed = false;
+    const watcher = watch(join(vault.root, '.vaultd'), (_event, file) => {
+      if (file !== 'approval-requests.jsonl' || killed) return;
+      if (readFileSync(requestsFile(), 'utf8').includes(used)) {
+        running.child.kill('SIGKILL');
+        killed = true;
+      }
+    });
+    try {
+      await editInPlace(join(vault.root, 'Pending_Approval', 'again-b.md'), (t) =>
+        tickBox(t, 'again-1', 'approve'),
+      );
+      await waitFor(() => killed, { message: 'the approval used and vaultd killed' });
+      await running.exited;
+    } finally {
+      watcher.close();
+    }
+    daemon = await startDaemon(vault);
+    const [result] = resultsOf(await waitInFolder(vault, 'again-b.md', 'Done', 30_000));
+    assert.equal(result?.status, 'success', JSON.stringify(result));
+    assert.deepEqual(
+      (await readLines(dangerLog)).filter((l) => l === 'again'),
+      ['again'],
+      'the approved run (the cut-off one never got as far as its log)',
+    );
   });
 });
