@@ -498,12 +498,12 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
     executor,
     logger,
     queueDepth: () => queue.depth,
-    readSection: (text) => notes.approval(text),
     isReady: () => ready,
     isWatching: () => watcher !== undefined && ready,
     conditions: () => conditions.list(),
     approvals: approvalsBackend(gate, (request) => queueRequestNote(request.note), executor),
     pendingApprovals: () => gate.requests?.waiting() ?? 0,
+    approvalRequests: () => gate.requests?.pending() ?? [],
   });
   started.push(() => monitor.close());
   started.push(() => queue.pause());

@@ -19,6 +19,7 @@ export interface DashboardInput {
   readonly snapshot: VaultSnapshot;
   readonly recent: readonly RecentCall[];
   readonly tools: Readonly<Record<string, ToolMetrics>>;
+  /** The pending folder's configured name. */
   readonly pendingFolder: string;
   readonly state: string;
   readonly queueDepth: number;
@@ -40,6 +41,18 @@ const link = (folder: string, note: string): string => {
   // eslint-disable-next-line no-control-regex -- control characters end a wiki link too
   if (/^[^\][|#^\r\n\u0000-\u001f`<>%$]+$/u.test(name)) return `[[${folder}/${name}]]`;
   return `[${escapeMarkdownTitle(name, 100)}](${encodeURI(`${folder}/${note}`).replace(/[()[\]#]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)})`;
+};
+
+/**
+ * The folder and the file name of a note's vault-relative path as vaultd recorded it: the pending
+ * folder (its configured name may hold `/`), or the folder before the last `/` (In_Progress/
+ * while vaultd looks at the note again).
+ */
+const splitPath = (path: string, pendingFolder: string): [string, string] => {
+  if (path.startsWith(`${pendingFolder}/`))
+    return [pendingFolder, path.slice(pendingFolder.length + 1)];
+  const slash = path.lastIndexOf('/');
+  return [path.slice(0, Math.max(slash, 0)), path.slice(slash + 1)];
 };
 
 /** Pending notes listed on the Dashboard at most. */
@@ -73,6 +86,8 @@ export function renderDashboard(input: DashboardInput): string {
     '## Waiting for you',
     '',
   ];
+  // The calls of the request store (see pendingNotes), never what a note's text claims: a note in
+  // the pending folder with no pending request is counted above and listed nowhere here.
   if (snapshot.pending.length === 0) lines.push('Nothing waits for a decision.');
   // The page is rewritten every few seconds: a note of 10,000 pending calls is one line with a
   // count per tool, and at most MAX_PENDING_NOTES notes are listed.
@@ -82,7 +97,7 @@ export function renderDashboard(input: DashboardInput): string {
     const calls = [...counts]
       .map(([tool, n]) => (n === 1 ? code(tool) : `${code(tool)} ×${n}`))
       .join(', ');
-    lines.push(`- ${link(input.pendingFolder, p.note)}: ${calls || 'no readable call'}`);
+    lines.push(`- ${link(...splitPath(p.path, input.pendingFolder))}: ${calls}`);
   }
   if (snapshot.pending.length > MAX_PENDING_NOTES) {
     const more = snapshot.pending.length - MAX_PENDING_NOTES;

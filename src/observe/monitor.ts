@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { ApprovalSectionRead } from '../approval/index.ts';
+import type { ApprovalRequest } from '../approval/index.ts';
 import type { Config } from '../config/types.ts';
 import type { Executor } from '../execute/index.ts';
 import type { VaultLayout } from '../vault/index.ts';
@@ -16,7 +16,6 @@ import {
   takeVaultSnapshot,
   type VaultSnapshot,
 } from './vault-snapshot.ts';
-import { writtenNoteCap } from '../pipeline/read-note.ts';
 
 /** What the monitor needs from the daemon. */
 export interface MonitorOptions {
@@ -26,8 +25,6 @@ export interface MonitorOptions {
   readonly executor: Executor;
   readonly logger: Logger;
   queueDepth(): number;
-  /** Reads a pending note's Approval section for the Dashboard (see `takeVaultSnapshot`). */
-  readSection?(text: string): Promise<ApprovalSectionRead>;
   isReady(): boolean;
   isWatching(): boolean;
   /** Infrastructure conditions the daemon works around; /health is 503 while any holds. */
@@ -36,6 +33,11 @@ export interface MonitorOptions {
   readonly approvals?: ApprovalsBackend;
   /** How many calls wait for a human, as the request store holds them (the pending metric). */
   pendingApprovals(): number;
+  /**
+   * The approval requests (the daemon's store): the Dashboard lists the pending ones as the calls
+   * waiting for a human, never what the notes' text claims (see `pendingNotes`).
+   */
+  approvalRequests(): readonly ApprovalRequest[];
 }
 
 /** The running observability: HTTP endpoints and `Dashboard.md`. */
@@ -59,8 +61,6 @@ const FIRST_ARCHIVE_COUNT_DELAY_MS = 60_000;
  */
 export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
   const { config, layout, bus, logger } = options;
-  // The largest pending note vaultd would read: past it, the Dashboard does not read it either.
-  const noteBytes = writtenNoteCap(config.max_note_bytes);
   const dashboardOn = config.dashboard_interval_ms > 0;
   const httpOn = config.http.port !== null;
   const token = httpOn ? apiToken(config.http.api_token_env) : undefined;
@@ -114,7 +114,7 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
         // of CPU).
         if (!(await archivesLookLarge(layout))) {
           archives = undefined;
-          snapshot = await takeVaultSnapshot(layout, undefined, options.readSection, noteBytes);
+          snapshot = await takeVaultSnapshot(layout, undefined, options.approvalRequests());
         } else {
           let recount = archives === undefined || Date.now() - lastArchiveCount >= IDLE_REFRESH_MS;
           if (archives === undefined && Date.now() - startedAt < FIRST_ARCHIVE_COUNT_DELAY_MS) {
@@ -130,8 +130,7 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
           snapshot = await takeVaultSnapshot(
             layout,
             recount ? undefined : (archives ?? 'skip'),
-            options.readSection,
-            noteBytes,
+            options.approvalRequests(),
           );
           if (recount) {
             archives = Object.fromEntries(ARCHIVE_STATES.map((s) => [s, snapshot.notes[s] ?? 0]));

@@ -1,43 +1,40 @@
 import { readdir, stat } from 'node:fs/promises';
-import { basename } from 'node:path';
-import { readApprovalSection, type ApprovalSectionRead } from '../approval/index.ts';
-import { CONFIG_DEFAULTS } from '../config/defaults.ts';
-import { readNote, writtenNoteCap } from '../pipeline/read-note.ts';
+import type { ApprovalRequest } from '../approval/index.ts';
 import type { VaultLayout } from '../vault/index.ts';
 import { isNoteFile } from '../vault/note-files.ts';
-import { listNotes } from '../vault/scan.ts';
+
+/** The calls waiting for a human in one note, as the request store holds them. */
+export interface PendingNote {
+  /** The note's vault-relative path, as vaultd recorded it when it asked (and moved it since). */
+  readonly path: string;
+  /** Oldest first: the call id, the tool and when vaultd asked. */
+  readonly calls: readonly { id: string; tool: string; requested_at: string }[];
+}
 
 /** Notes per state folder and the calls waiting for a human, as last counted. */
 export interface VaultSnapshot {
   readonly at: string;
   readonly notes: Readonly<Record<string, number>>;
-  readonly pending: readonly {
-    note: string;
-    calls: readonly { id: string; tool: string; requested_at: string | null }[];
-  }[];
+  readonly pending: readonly PendingNote[];
 }
 
 /** The folders that grow without bound: counted in full rarely, and kept up by events between. */
 export const ARCHIVE_STATES: readonly string[] = ['done', 'failed', 'rejected'];
 
 /**
- * Count the notes of every state folder and read the pending approvals. Archives can hold
+ * Count the notes of every state folder and list the calls waiting for a human. Archives can hold
  * hundreds of thousands of notes, so this runs in the background on a timer, never at start-up
  * or per event.
  * @param layout the vault's folders.
  * @param archives counts of archive folders the caller keeps up itself (others are counted), or
  *   `skip` to leave the archives out.
- * @param readSection reads a pending note's Approval section (the daemon's note worker, which
- *   reads a large note off the main thread and keeps recent reads); in this thread by default.
- * @param maxNoteBytes a pending note larger than this is not read (its calls are not listed):
- *   vaultd reads none larger, and an agent can put a file of any size there, which would be read
- *   whole at every refresh (default: the cap of the default config).
+ * @param requests the approval requests (the daemon's store, or the file as `vaultd approvals`
+ *   reads it): the waiting calls are its pending ones (see {@link pendingNotes}). No note is read.
  */
 export async function takeVaultSnapshot(
   layout: VaultLayout,
-  archives?: Readonly<Record<string, number>> | 'skip',
-  readSection?: (text: string) => Promise<ApprovalSectionRead>,
-  maxNoteBytes = writtenNoteCap(CONFIG_DEFAULTS.max_note_bytes),
+  archives: Readonly<Record<string, number>> | 'skip' | undefined,
+  requests: readonly ApprovalRequest[],
 ): Promise<VaultSnapshot> {
   const folders: Record<string, string> = {
     inbox: layout.inbox,
@@ -54,24 +51,35 @@ export async function takeVaultSnapshot(
     const known = archives === 'skip' ? undefined : archives?.[state];
     notes[state] = known ?? (await countNotes(dir));
   }
-  const pending: {
-    note: string;
-    calls: { id: string; tool: string; requested_at: string | null }[];
-  }[] = [];
-  for (const path of await listNotes(layout.pending)) {
-    // Read as the pipeline reads it (capped, never through a link, never waiting on a fifo
-    // swapped in since the listing): what vaultd would not read lists no calls.
-    const read = await readNote(path, maxNoteBytes).catch(() => undefined);
-    const text = read?.kind === 'text' ? read.text : '';
-    const section = readSection === undefined ? readApprovalSection(text) : await readSection(text);
-    const calls = [...section.decisions.values()].map((d) => ({
-      id: d.id,
-      tool: d.name ?? '?',
-      requested_at: d.requestedAt,
-    }));
-    pending.push({ note: basename(path), calls });
+  const now = Date.now();
+  return { at: new Date(now).toISOString(), notes, pending: pendingNotes(requests, now) };
+}
+
+/**
+ * The calls waiting for a human, by note: the requests that are pending and not past their
+ * expiry, as `vaultd approvals`, the HTTP API and the pending metric count them. The notes' text
+ * is not read: an agent that can write `Pending_Approval/` deleted a note's Approval section to
+ * hide a waiting call, or planted a note with a look-alike section naming a call that does not
+ * exist, and the Dashboard and `vaultd status` showed that (review finding F3). A note in the
+ * folder with no pending request lists no call.
+ * @param requests the approval requests, in any state.
+ * @param now the time expiries are compared with.
+ * @returns one entry per recorded note path, in the order of their oldest call.
+ */
+export function pendingNotes(
+  requests: readonly ApprovalRequest[],
+  now = Date.now(),
+): PendingNote[] {
+  const waiting = requests
+    .filter((r) => r.state === 'pending' && Date.parse(r.expiresAt) > now)
+    .sort((a, b) => a.requestedAt.localeCompare(b.requestedAt));
+  const byNote = new Map<string, { id: string; tool: string; requested_at: string }[]>();
+  for (const r of waiting) {
+    const calls = byNote.get(r.note) ?? [];
+    calls.push({ id: r.callId, tool: r.tool, requested_at: r.requestedAt });
+    byNote.set(r.note, calls);
   }
-  return { at: new Date().toISOString(), notes, pending };
+  return [...byNote].map(([path, calls]) => ({ path, calls }));
 }
 
 /**

@@ -19,8 +19,8 @@ it('shows hostile note and tool names as text in Dashboard.md', () => {
       at: '2026-11-24T00:00:00.000Z',
       notes: { inbox: 0 },
       pending: names.map((n) => ({
-        note: `${n}.md`,
-        calls: [{ id: 'c', tool: 'x`y|z', requested_at: null }],
+        path: `Pending_Approval/${n}.md`,
+        calls: [{ id: 'c', tool: 'x`y|z', requested_at: '2026-11-24T00:00:00.000Z' }],
       })),
     },
     recent: names.map((n) => ({
@@ -56,17 +56,24 @@ it('shows hostile note and tool names as text in Dashboard.md', () => {
 
 it('a note of 10,000 pending calls is one short line, and at most 100 pending notes are listed', () => {
   const calls = (n: number, tool: string) =>
-    Array.from({ length: n }, (_, i) => ({ id: `c${i}`, tool, requested_at: null }));
+    Array.from({ length: n }, (_, i) => ({
+      id: `c${i}`,
+      tool,
+      requested_at: '2026-11-27T00:00:00.000Z',
+    }));
   const text = renderDashboard({
     snapshot: {
       at: '2026-11-27T00:00:00.000Z',
       notes: { inbox: 0 },
       pending: [
         {
-          note: 'many.md',
+          path: 'Pending_Approval/many.md',
           calls: [...calls(10_000, 'danger_zone'), ...calls(1, 'send_notification')],
         },
-        ...Array.from({ length: 150 }, (_, i) => ({ note: `n${i}.md`, calls: calls(1, 'x') })),
+        ...Array.from({ length: 150 }, (_, i) => ({
+          path: `Pending_Approval/n${i}.md`,
+          calls: calls(1, 'x'),
+        })),
       ],
     },
     recent: [],

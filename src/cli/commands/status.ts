@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from 'commander';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
+import { readRequests } from '../../approval/index.ts';
 import { readExecutionLog, type ExecutionLogEntry } from '../../observe/execution-log.ts';
 import { readJobRecords } from '../../tools/shell/jobs.ts';
 import { takeVaultSnapshot } from '../../observe/vault-snapshot.ts';
@@ -8,7 +9,6 @@ import { readLock, resolveLayout } from '../../vault/index.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { CommonOptions } from '../main.ts';
 import { loadSetup } from '../setup.ts';
-import { writtenNoteCap } from '../../pipeline/read-note.ts';
 import { printable, printableJson } from '../printable.ts';
 
 /** Figures of one tool over the log window. */
@@ -92,12 +92,10 @@ export async function runStatus(
   const { config } = await loadSetup(options);
   const layout = resolveLayout(config);
   // The same counts and pending calls the dashboard shows, under the folders' configured names.
-  const snapshot = await takeVaultSnapshot(
-    layout,
-    undefined,
-    undefined,
-    writtenNoteCap(config.max_note_bytes),
-  );
+  // The calls waiting are the pending requests of the store, read without writing anything as
+  // `vaultd approvals` reads them (a daemon may run): never what the notes' text claims, which an
+  // agent that can write the pending folder forges or deletes (review finding F3).
+  const snapshot = await takeVaultSnapshot(layout, undefined, await readRequests(layout.state));
   const daemon = await daemonState(layout.state);
   const names: Record<string, string> = {
     inbox: config.folders.inbox,
@@ -110,10 +108,12 @@ export async function runStatus(
   };
   const counts: Record<string, number> = {};
   for (const [state, n] of Object.entries(snapshot.notes)) counts[names[state] ?? state] = n;
-  const pending = snapshot.pending.map((p) => ({
-    note: p.note,
-    calls: p.calls.map((c) => ({ ...c, requested_at: c.requested_at ?? '?' })),
-  }));
+  // A note is named as in the pending folder; one recorded elsewhere (In_Progress/ while vaultd
+  // looks at it again) by its vault-relative path.
+  const pending = snapshot.pending.map((p) => {
+    const inPending = relative(layout.pending, join(layout.root, p.path)).split(sep).join('/');
+    return { note: inPending.includes('/') ? p.path : inPending, calls: p.calls };
+  });
 
   const days = options.days;
   const since = new Date(Date.now() - days * 86_400_000);
