@@ -2,15 +2,29 @@
 export const MAX_MCP_MESSAGE_BYTES = 10 * 1024 * 1024;
 /** The bytes of an HTTP error answer's body kept (the SDK quotes it in its error). */
 const MAX_ERROR_BYTES = 4096;
+/** The shortest time between the starts of two GETs (event streams) of one connection. */
+export const MIN_GET_INTERVAL_MS = 1000;
+/** The longest wait before a GET after event streams that carried nothing. */
+export const MAX_GET_BACKOFF_MS = 60_000;
+/** An event stream open this long counts as used, even if it carried no message. */
+const LASTING_STREAM_MS = 10_000;
 
 /**
- * A `fetch` for an MCP server over Streamable HTTP that cuts off any message over `maxBytes`: a
- * JSON answer as a whole, an event stream event by event (the stream itself may stay open for
- * hours). The SDK caps what a stdio server sends at 10 MiB a message, but reads an HTTP answer or
- * event to its end whatever its size: a server (or whatever it relays) could fill vaultd's memory
- * with one answer. Past the cap the body fails with an error that says so, the call fails with it,
- * and the connection is made again. Of an error answer (not 2xx) the first 4 KiB are kept: the SDK
- * reads it whole into its error message.
+ * The `fetch` for an MCP server over Streamable HTTP (one per transport):
+ *
+ * - It cuts off any message over `maxBytes`: a JSON answer as a whole, an event stream event by
+ *   event (the stream itself may stay open for hours). The SDK caps what a stdio server sends at
+ *   10 MiB a message, but reads an HTTP answer or event to its end whatever its size: a server (or
+ *   whatever it relays) could fill vaultd's memory with one answer. Past the cap the body fails
+ *   with an error that says so, the call fails with it, and the connection is made again. Of an
+ *   error answer (not 2xx) the first 4 KiB are kept: the SDK reads it whole into its error message.
+ * - It paces GETs (the server's event stream, or one resuming a request's): at most one a second,
+ *   and after a stream that ended carrying no message (nor staying open 10 s) a wait doubling from
+ *   2 s to a minute. The SDK reconnects after a stream ends cleanly with its attempts counted from 0
+ *   again, after the server's `retry:` with no minimum: a server answering the GET with `retry: 0`
+ *   and a priming event was asked again at once, about 300 times a second, for ever (review
+ *   finding 3); one closing it at once, every second for ever.
+ *
  * @param maxBytes the most bytes a message may take.
  * @param onEventCut called when an event stream was cut off: the SDK leaves the request that
  *   stream answered waiting (a JSON answer cut off fails its request by itself).
@@ -19,13 +33,49 @@ export function cappedFetch(
   maxBytes = MAX_MCP_MESSAGE_BYTES,
   onEventCut: (error: Error) => void = () => undefined,
 ): typeof fetch {
+  let nextGetAt = 0;
+  let emptyStreams = 0;
+
+  /** Wait for this GET's turn. */
+  async function pace(signal: AbortSignal | undefined): Promise<void> {
+    const now = performance.now();
+    const at = Math.max(now, nextGetAt);
+    nextGetAt = at + MIN_GET_INTERVAL_MS;
+    if (at > now) await sleep(at - now, signal);
+  }
+
+  /** A GET's stream ended: one that carried nothing puts the next off longer each time. */
+  function getEnded(carried: boolean, startedAt: number): void {
+    const now = performance.now();
+    if (carried || now - startedAt >= LASTING_STREAM_MS) {
+      emptyStreams = 0;
+      return;
+    }
+    emptyStreams = Math.min(emptyStreams + 1, 32);
+    const wait = Math.min(MAX_GET_BACKOFF_MS, MIN_GET_INTERVAL_MS * 2 ** emptyStreams);
+    nextGetAt = Math.max(nextGetAt, now + wait);
+  }
+
   return async (input, init) => {
-    const response = await fetch(input, init);
-    if (response.body === null) return response;
+    const get = (init?.method ?? 'GET').toUpperCase() === 'GET';
+    const startedAt = performance.now();
+    let response: Response;
+    try {
+      if (get) await pace(init?.signal ?? undefined);
+      response = await fetch(input, init);
+    } catch (error) {
+      if (get) getEnded(false, startedAt);
+      throw error;
+    }
+    if (response.body === null) {
+      if (get) getEnded(false, startedAt);
+      return response;
+    }
     // The SDK reads the body of an error answer whole, into its error message: the first bytes
     // say what went wrong; the rest is dropped, and the connection with it.
     if (response.status < 200 || response.status >= 300) {
       const kept = response.status === 304 ? null : await readUpTo(response.body, MAX_ERROR_BYTES);
+      if (get) getEnded(false, startedAt);
       return new Response(kept, {
         status: response.status,
         statusText: response.statusText,
@@ -33,45 +83,158 @@ export function cappedFetch(
       });
     }
     const events = (response.headers.get('content-type') ?? '').includes('text/event-stream');
-    let size = 0;
-    // An event ends at a blank line: a line feed right after another (a carriage return between
-    // them is part of a CRLF line ending).
-    let afterLineFeed = false;
-    const body = response.body.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({
-        transform(chunk, controller) {
-          if (!events) {
-            size += chunk.length;
-          } else {
-            for (let i = 0; i < chunk.length; i++) {
-              const byte = chunk[i] as number;
-              if (byte === 10) {
-                if (afterLineFeed) size = 0;
-                afterLineFeed = true;
-              } else if (byte !== 13) {
-                afterLineFeed = false;
-                size++;
-              }
-            }
-          }
-          if (size <= maxBytes) {
-            controller.enqueue(chunk);
-            return;
-          }
+    const scan = new EventScan(events);
+    const reader = response.body.getReader();
+    let ended = false;
+    const end = (): void => {
+      if (ended) return;
+      ended = true;
+      if (get) getEnded(scan.carried, startedAt);
+    };
+    let closed = false;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(streamController) {
+        let next: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          next = await reader.read();
+        } catch (error) {
+          if (!closed) streamController.error(error);
+          closed = true;
+          end();
+          return;
+        }
+        if (closed) return;
+        if (next.done) {
+          closed = true;
+          streamController.close();
+          end();
+          return;
+        }
+        if (!scan.push(next.value, maxBytes)) {
           const error = new Error(
             `the MCP server sent a message of more than ${maxBytes} bytes; it was cut off there`,
           );
-          controller.error(error);
+          closed = true;
+          streamController.error(error);
+          void reader.cancel(error).catch(() => undefined);
+          end();
           if (events) onEventCut(error);
-        },
-      }),
-    );
+          return;
+        }
+        streamController.enqueue(next.value);
+      },
+      cancel(reason) {
+        closed = true;
+        end();
+        return reader.cancel(reason).catch(() => undefined);
+      },
+    });
     return new Response(body, {
       status: response.status,
       statusText: response.statusText,
       headers: response.headers,
     });
   };
+}
+
+/**
+ * Follows a response body as it is read: its size (a JSON answer's whole, an event stream's event
+ * by event) and, of an event stream, whether an event carried a message.
+ */
+class EventScan {
+  readonly #events: boolean;
+  #size = 0;
+  /** An event ends at a blank line: a line feed right after another (a CR is ignored). */
+  #afterLineFeed = false;
+  /** The start of the line being read, enough to tell its field. */
+  readonly #line = new Uint8Array(8);
+  #lineLength = 0;
+  #dataLines = 0;
+  #dataBytes = 0;
+  /** Whether an event with data (a message) was read. */
+  carried = false;
+
+  constructor(events: boolean) {
+    this.#events = events;
+  }
+
+  /** Take a chunk; false when a message went over `maxBytes`. */
+  push(chunk: Uint8Array, maxBytes: number): boolean {
+    if (!this.#events) {
+      this.#size += chunk.length;
+      return this.#size <= maxBytes;
+    }
+    for (let i = 0; i < chunk.length; i++) {
+      const byte = chunk[i] as number;
+      if (byte === 10) {
+        if (this.#afterLineFeed) {
+          this.#size = 0;
+          this.#endEvent();
+        } else {
+          this.#endLine();
+        }
+        this.#afterLineFeed = true;
+        this.#lineLength = 0;
+      } else if (byte !== 13) {
+        this.#afterLineFeed = false;
+        this.#size++;
+        if (this.#lineLength < this.#line.length) this.#line[this.#lineLength] = byte;
+        this.#lineLength++;
+      }
+    }
+    return this.#size <= maxBytes;
+  }
+
+  #endLine(): void {
+    const line = this.#line;
+    const length = this.#lineLength;
+    // "data" or "data:…" (one space after the colon is not part of the value).
+    if (startsWith(line, length, DATA)) {
+      const valueAt = line[4] === 58 && line[5] === 32 ? 6 : 5;
+      if (length === 4 || line[4] === 58) {
+        this.#dataLines++;
+        this.#dataBytes += Math.max(0, length - valueAt);
+      }
+    }
+  }
+
+  #endEvent(): void {
+    if (this.#dataBytes > 0 || this.#dataLines > 1) this.carried = true;
+    this.#dataLines = 0;
+    this.#dataBytes = 0;
+  }
+}
+
+const DATA = new TextEncoder().encode('data');
+
+function startsWith(line: Uint8Array, length: number, prefix: Uint8Array): boolean {
+  if (length < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (line[i] !== prefix[i]) return false;
+  return true;
+}
+
+/** Resolves after `ms`, or rejects when `signal` aborts first. */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal === undefined) {
+      setTimeout(resolve, ms).unref();
+      return;
+    }
+    if (signal.aborted) {
+      reject(signal.reason as Error);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal.reason as Error);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    timer.unref();
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 async function readUpTo(body: ReadableStream<Uint8Array>, max: number): Promise<Uint8Array> {
