@@ -8,6 +8,30 @@ export const MIN_GET_INTERVAL_MS = 1000;
 export const MAX_GET_BACKOFF_MS = 60_000;
 /** An event stream open this long counts as used, even if it carried no message. */
 const LASTING_STREAM_MS = 10_000;
+/** Event ids of requests that are over, kept to refuse resuming their streams. */
+const FINISHED_IDS = 1000;
+/** The longest event id (in bytes) followed; a longer one is not. */
+const MAX_EVENT_ID_BYTES = 1024;
+
+type RequestId = string | number;
+
+/** A request of vaultd's in flight: its response stream (a POST's, or the GET resuming it). */
+interface InFlight {
+  /** Close the stream at once: the request is answered, cancelled or timed out. */
+  end: () => void;
+  /** The id of the stream's last event, which a GET resuming it names. */
+  lastEventId: string | undefined;
+}
+
+/** The `fetch` of a Streamable HTTP transport, and what it must be told of the messages read. */
+export interface McpHttpFetch {
+  readonly fetch: typeof fetch;
+  /**
+   * Give it each message the transport reads (chain it before the SDK's `onmessage`): the answer
+   * to a request closes that request's response stream, if the server keeps it open.
+   */
+  readonly received: (message: unknown) => void;
+}
 
 /**
  * The `fetch` for an MCP server over Streamable HTTP (one per transport):
@@ -24,6 +48,12 @@ const LASTING_STREAM_MS = 10_000;
  *   again, after the server's `retry:` with no minimum: a server answering the GET with `retry: 0`
  *   and a priming event was asked again at once, about 300 times a second, for ever (review
  *   finding 3); one closing it at once, every second for ever.
+ * - It gives each request's POST an abort signal of its own, linked to the transport's: the SDK
+ *   ties every fetch only to the transport's, so a call that timed out or was cancelled
+ *   (`notifications/cancelled`, which goes out through here, names it) left its response stream
+ *   and socket open until the transport closed, one more each time (review finding 2). The stream
+ *   is closed when the request is cancelled or answered; a GET resuming it is then refused (405:
+ *   the SDK does not ask again).
  *
  * @param maxBytes the most bytes a message may take.
  * @param onEventCut called when an event stream was cut off: the SDK leaves the request that
@@ -32,12 +62,44 @@ const LASTING_STREAM_MS = 10_000;
 export function cappedFetch(
   maxBytes = MAX_MCP_MESSAGE_BYTES,
   onEventCut: (error: Error) => void = () => undefined,
-): typeof fetch {
+): McpHttpFetch {
+  /** The controller of every fetch whose response is not read to its end yet. */
+  const live = new Set<AbortController>();
+  const watched = new WeakSet<AbortSignal>();
+  const inFlight = new Map<RequestId, InFlight>();
+  const finished = new Set<string>();
   let nextGetAt = 0;
   let emptyStreams = 0;
 
+  /** The transport's signal aborts every fetch (one listener, not one per fetch). */
+  function watch(signal: AbortSignal): void {
+    if (watched.has(signal)) return;
+    watched.add(signal);
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const controller of live) controller.abort(signal.reason);
+        live.clear();
+        inFlight.clear();
+      },
+      { once: true },
+    );
+  }
+
+  /** A request answered, cancelled or timed out: its stream is closed, never resumed. */
+  function finish(id: RequestId): void {
+    const request = inFlight.get(id);
+    if (request === undefined) return;
+    inFlight.delete(id);
+    if (request.lastEventId !== undefined) {
+      finished.add(request.lastEventId);
+      if (finished.size > FINISHED_IDS) finished.delete(finished.values().next().value as string);
+    }
+    request.end();
+  }
+
   /** Wait for this GET's turn. */
-  async function pace(signal: AbortSignal | undefined): Promise<void> {
+  async function pace(signal: AbortSignal): Promise<void> {
     const now = performance.now();
     const at = Math.max(now, nextGetAt);
     nextGetAt = at + MIN_GET_INTERVAL_MS;
@@ -56,18 +118,46 @@ export function cappedFetch(
     nextGetAt = Math.max(nextGetAt, now + wait);
   }
 
-  return async (input, init) => {
-    const get = (init?.method ?? 'GET').toUpperCase() === 'GET';
+  const cappedFetch: typeof fetch = async (input, init) => {
+    const outer = init?.signal ?? undefined;
+    if (outer !== undefined) {
+      if (outer.aborted) return fetch(input, init);
+      watch(outer);
+    }
+    const method = (init?.method ?? 'GET').toUpperCase();
+    const get = method === 'GET';
+    const controller = new AbortController();
+    let request: InFlight | undefined;
+    if (method === 'POST') {
+      const { requests, cancelled } = jsonRpcIds(init?.body);
+      for (const id of cancelled) finish(id);
+      if (requests.length > 0) {
+        request = { end: () => controller.abort(), lastEventId: undefined };
+        for (const id of requests) inFlight.set(id, request);
+      }
+    } else if (get) {
+      const resumed = new Headers(init?.headers).get('last-event-id');
+      if (resumed !== null) {
+        // Resuming the stream of a request that is over: refused, as a server without event
+        // streams refuses the GET (the SDK then does not ask again).
+        if (finished.has(resumed)) return new Response(null, { status: 405 });
+        for (const each of inFlight.values()) if (each.lastEventId === resumed) request = each;
+        if (request !== undefined) request.end = () => controller.abort();
+      }
+    }
+    live.add(controller);
     const startedAt = performance.now();
     let response: Response;
     try {
-      if (get) await pace(init?.signal ?? undefined);
-      response = await fetch(input, init);
+      if (get) await pace(controller.signal);
+      response = await fetch(input, { ...init, signal: controller.signal });
     } catch (error) {
+      live.delete(controller);
       if (get) getEnded(false, startedAt);
       throw error;
     }
     if (response.body === null) {
+      live.delete(controller);
       if (get) getEnded(false, startedAt);
       return response;
     }
@@ -75,6 +165,7 @@ export function cappedFetch(
     // say what went wrong; the rest is dropped, and the connection with it.
     if (response.status < 200 || response.status >= 300) {
       const kept = response.status === 304 ? null : await readUpTo(response.body, MAX_ERROR_BYTES);
+      live.delete(controller);
       if (get) getEnded(false, startedAt);
       return new Response(kept, {
         status: response.status,
@@ -89,10 +180,15 @@ export function cappedFetch(
     const end = (): void => {
       if (ended) return;
       ended = true;
+      live.delete(controller);
       if (get) getEnded(scan.carried, startedAt);
     };
     let closed = false;
+    let out: ReadableStreamDefaultController<Uint8Array> | undefined;
     const body = new ReadableStream<Uint8Array>({
+      start(streamController) {
+        out = streamController;
+      },
       async pull(streamController) {
         let next: Awaited<ReturnType<typeof reader.read>>;
         try {
@@ -121,6 +217,8 @@ export function cappedFetch(
           if (events) onEventCut(error);
           return;
         }
+        if (request !== undefined && scan.lastEventId !== undefined)
+          request.lastEventId = scan.lastEventId;
         streamController.enqueue(next.value);
       },
       cancel(reason) {
@@ -129,30 +227,75 @@ export function cappedFetch(
         return reader.cancel(reason).catch(() => undefined);
       },
     });
+    if (request !== undefined) {
+      // The request is over: the SDK reads the end of the stream (not an error), the socket goes.
+      request.end = () => {
+        if (!closed) out?.close();
+        closed = true;
+        controller.abort();
+        end();
+      };
+    }
     return new Response(body, {
       status: response.status,
       statusText: response.statusText,
       headers: response.headers,
     });
   };
+
+  return {
+    fetch: cappedFetch,
+    received(message) {
+      if (typeof message !== 'object' || message === null || 'method' in message) return;
+      const id = (message as { id?: unknown }).id;
+      if (typeof id === 'string' || typeof id === 'number') finish(id);
+    },
+  };
+}
+
+/** The ids of the requests a POST's body carries, and of those it cancels. */
+function jsonRpcIds(body: unknown): { requests: RequestId[]; cancelled: RequestId[] } {
+  const requests: RequestId[] = [];
+  const cancelled: RequestId[] = [];
+  if (typeof body !== 'string') return { requests, cancelled };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return { requests, cancelled };
+  }
+  for (const message of Array.isArray(parsed) ? parsed : [parsed]) {
+    if (typeof message !== 'object' || message === null) continue;
+    const { id, method, params } = message as { id?: unknown; method?: unknown; params?: unknown };
+    if (typeof method !== 'string') continue;
+    if (typeof id === 'string' || typeof id === 'number') requests.push(id);
+    if (method === 'notifications/cancelled' && typeof params === 'object' && params !== null) {
+      const { requestId } = params as { requestId?: unknown };
+      if (typeof requestId === 'string' || typeof requestId === 'number') cancelled.push(requestId);
+    }
+  }
+  return { requests, cancelled };
 }
 
 /**
  * Follows a response body as it is read: its size (a JSON answer's whole, an event stream's event
- * by event) and, of an event stream, whether an event carried a message.
+ * by event) and, of an event stream, whether an event carried a message and the last event id.
  */
 class EventScan {
   readonly #events: boolean;
   #size = 0;
   /** An event ends at a blank line: a line feed right after another (a CR is ignored). */
   #afterLineFeed = false;
-  /** The start of the line being read, enough to tell its field. */
-  readonly #line = new Uint8Array(8);
+  /** The start of the line being read, enough to tell its field and an id's value. */
+  readonly #line = new Uint8Array(MAX_EVENT_ID_BYTES + 8);
   #lineLength = 0;
   #dataLines = 0;
   #dataBytes = 0;
+  #eventId: string | undefined;
   /** Whether an event with data (a message) was read. */
   carried = false;
+  /** The id of the last event dispatched with one (as the SDK's parser keeps it). */
+  lastEventId: string | undefined;
 
   constructor(events: boolean) {
     this.#events = events;
@@ -195,17 +338,28 @@ class EventScan {
         this.#dataLines++;
         this.#dataBytes += Math.max(0, length - valueAt);
       }
+    } else if (length === 2 && startsWith(line, length, ID)) {
+      this.#eventId = '';
+    } else if (startsWith(line, length, ID) && line[2] === 58 && length <= line.length) {
+      const valueAt = length > 3 && line[3] === 32 ? 4 : 3;
+      const value = new TextDecoder().decode(line.subarray(valueAt, length));
+      if (!value.includes('\0')) this.#eventId = value;
     }
   }
 
   #endEvent(): void {
-    if (this.#dataBytes > 0 || this.#dataLines > 1) this.carried = true;
+    if (this.#dataLines > 0) {
+      if (this.#dataBytes > 0 || this.#dataLines > 1) this.carried = true;
+      if (this.#eventId !== undefined && this.#eventId !== '') this.lastEventId = this.#eventId;
+    }
     this.#dataLines = 0;
     this.#dataBytes = 0;
+    this.#eventId = undefined;
   }
 }
 
 const DATA = new TextEncoder().encode('data');
+const ID = new TextEncoder().encode('id');
 
 function startsWith(line: Uint8Array, length: number, prefix: Uint8Array): boolean {
   if (length < prefix.length) return false;
@@ -214,12 +368,8 @@ function startsWith(line: Uint8Array, length: number, prefix: Uint8Array): boole
 }
 
 /** Resolves after `ms`, or rejects when `signal` aborts first. */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal === undefined) {
-      setTimeout(resolve, ms).unref();
-      return;
-    }
     if (signal.aborted) {
       reject(signal.reason as Error);
       return;

@@ -255,16 +255,20 @@ export class McpConnection {
     if (config.url !== undefined) {
       const { StreamableHTTPClientTransport } =
         await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-      return new StreamableHTTPClientTransport(new URL(config.url), {
-        requestInit: { headers: { ...config.headers } },
-        // An event cut off for its size leaves its call without an answer: close the connection,
-        // which fails the calls in flight at once instead of at their timeouts, and connect again.
-        fetch: cappedFetch(MAX_MCP_MESSAGE_BYTES, (error) => {
-          if (this.#closedFor !== undefined) return;
-          this.#closedFor = error.message;
-          void this.#transport?.close().catch(() => undefined);
-        }),
+      // An event cut off for its size leaves its call without an answer: close the connection,
+      // which fails the calls in flight at once instead of at their timeouts, and connect again.
+      const http = cappedFetch(MAX_MCP_MESSAGE_BYTES, (error) => {
+        if (this.#closedFor !== undefined) return;
+        this.#closedFor = error.message;
+        void this.#transport?.close().catch(() => undefined);
       });
+      const transport = new StreamableHTTPClientTransport(new URL(config.url), {
+        requestInit: { headers: { ...config.headers } },
+        fetch: http.fetch,
+      });
+      // The client chains its handler after this one: an answer closes its request's stream.
+      transport.onmessage = (message) => http.received(message);
+      return transport;
     }
     const { GroupStdioTransport } = await import('./stdio-transport.ts');
     const transport = new GroupStdioTransport({

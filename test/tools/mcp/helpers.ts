@@ -86,6 +86,7 @@ export async function hostWith(
   dir: string,
   servers: Record<string, unknown>,
   allow: string[] = [],
+  timeoutMs = 5000,
 ) {
   const config = loadConfig({ vault: dir, env: {}, toolSchemas: packConfigSchemas(BUILTIN_PACKS) });
   const withServers = { ...config, tools: { mcp: { servers } } };
@@ -103,7 +104,7 @@ export async function hostWith(
   const executor = new Executor(registry, {
     gate: new ApprovalGate({ policy: compilePolicy({ allow }) }),
     runtime: (tool) => host.runtime(tool),
-    timeoutMs: 5000,
+    timeoutMs,
     retry: { attempts: 1, baseDelayMs: 1 },
   });
   return { registry, host, executor };
