@@ -341,6 +341,7 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
     redact: parts.redact,
     conditions,
     active: new Set(),
+    requeue: (path, kind) => queue.add(path, kind),
     deferrals: new Map(),
     retryDeferred: parts.watchFolders,
     // Twice the largest note: two of those at once, and notes of a few calls beside them. Set at
@@ -381,7 +382,8 @@ async function assemble(parts: Parts, started: (() => unknown)[]): Promise<Daemo
   /**
    * Look at the note of a request just decided (CLI, HTTP) or expired, in the folder it is in. A
    * note being worked on right now (claimed in In_Progress/) is not claimed again: it goes back to
-   * Pending_Approval/ with the calls still waiting, and is looked at there.
+   * Pending_Approval/ with the calls still waiting, and is looked at there once it has landed and
+   * its requests name it there (process-note.ts `finish` queues it through `ctx.requeue`).
    * @param note the request's vault-relative note path.
    */
   const queueRequestNote = (note: string): void => {

@@ -11,6 +11,7 @@ import type { Redactor } from '../observe/redact.ts';
 import type { FileStamp } from './read-note.ts';
 import type { CallBudget } from './call-budget.ts';
 import type { Conditions } from './conditions.ts';
+import type { FolderKind } from '../vault/watcher.ts';
 
 /** Everything a pipeline stage needs, built once by the daemon. */
 export interface PipelineContext {
@@ -39,6 +40,11 @@ export interface PipelineContext {
   readonly conditions: Conditions;
   /** Absolute paths of the claimed notes being worked on now. */
   readonly active: Set<string>;
+  /**
+   * Queue a note to be looked at (the daemon's note queue): a note whose request was decided
+   * while it was claimed, once it is back in `Pending_Approval/`. Absent, nothing is queued.
+   */
+  readonly requeue?: (path: string, kind: FolderKind) => void;
   /** Infrastructure failures in a row, by note path, for the backoff. */
   readonly deferrals: Map<string, number>;
   /**

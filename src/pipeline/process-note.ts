@@ -1,6 +1,7 @@
 import { basename, dirname, join } from 'node:path';
 import { mightHaveToolCall, NoteTooComplexError } from '../note/index.ts';
 import type { ParsedNote } from '../note/types.ts';
+import type { ApprovalRequest } from '../approval/index.ts';
 import type { ToolResult } from '../protocol/types.ts';
 import {
   claimNote,
@@ -761,6 +762,12 @@ async function finish(
   await report(ctx, to, logged);
   const requests = ctx.gate.requests;
   for (const p of pending) if (p.nonce !== undefined) await requests?.moved(p.nonce, to);
+  // A request decided (CLI, HTTP) or expired while the note was claimed had its note queued where
+  // it was not yet, or looked at before the request was bound to it there: the decision waited
+  // for the next scan, although the API had said the note was queued (review finding F1). Look
+  // at it again now that the request names the note where it is.
+  if (requests !== undefined && pending.some((p) => isSettled(requests.get(p.nonce ?? ''))))
+    ctx.requeue?.(moved, 'pending');
   ctx.bus.emit('note.moved', { note: to, from: note.key, to, state: target });
   if (target === 'pending') {
     ctx.bus.emit('approval.requested', {
@@ -773,6 +780,13 @@ async function finish(
   ctx.logger.info(
     { note: to, state: target, results: results.length, pending: pending.length },
     'note processed',
+  );
+}
+
+/** Whether a request was decided or expired: its note has something to apply. */
+function isSettled(request: ApprovalRequest | undefined): boolean {
+  return (
+    request?.state === 'approved' || request?.state === 'rejected' || request?.state === 'expired'
   );
 }
 

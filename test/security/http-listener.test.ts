@@ -19,6 +19,8 @@ import {
   type TempVault,
 } from '../helpers/vault.ts';
 import { waitFor } from '../helpers/wait-for.ts';
+import { loadSetup } from '../../src/cli/setup.ts';
+import { startDaemon } from '../../src/daemon.ts';
 import { readLines, waitInFolder, waitPending } from '../e2e/helpers.ts';
 
 const TOKEN = 'api-token-for-tests-0123456789';
@@ -426,6 +428,136 @@ describe('HTTP approvals API without a token', { timeout: 60_000 }, () => {
       assert.equal(res.status, 404);
     } finally {
       await daemon.stop();
+      await vault.cleanup();
+    }
+  });
+});
+
+describe('HTTP approvals API while the note is claimed (review F1)', { timeout: 60_000 }, () => {
+  // Review finding F1: a decision that came while the request's note was still claimed in
+  // In_Progress/ (vaultd had just asked; a slow call of the same note still ran) queued
+  // Pending_Approval/<name>, where the note was not yet, and the approved call waited for the next
+  // reconcile scan or approval.check_cron tick, although the API had answered 200. Only the
+  // watcher's event for the note landing there could save it, when it came late enough.
+
+  /** A vault with the test tools, the listener on `port` and scans that run once a year. */
+  async function rareScanVault(port: number, tokenEnv?: string): Promise<TempVault> {
+    const vault = await makeVault();
+    const rare = "'0 0 0 1 1 *'";
+    await writeFile(
+      vault.configPath,
+      (await readFile(vault.configPath, 'utf8')).replace(
+        "reconcile_cron: '*/2 * * * * *'",
+        `reconcile_cron: ${rare}`,
+      ) +
+        [
+          'approval:',
+          `  check_cron: ${rare}`,
+          'http:',
+          `  port: ${port}`,
+          ...(tokenEnv === undefined ? [] : [`  api_token_env: ${tokenEnv}`]),
+          'plugins:',
+          `  - ${PLUGIN}`,
+          'tools:',
+          '  danger_zone:',
+          `    log: ${join(vault.root, 'danger.log')}`,
+          '  side_effect:',
+          `    log: ${join(vault.root, 'side.log')}`,
+          '',
+        ].join('\n'),
+    );
+    return vault;
+  }
+
+  /** A note whose dangerous call is asked about while its slow cautious call keeps it claimed. */
+  const claimedNote = note(
+    'Claimed',
+    callBlock('danger_zone', { target: 'claimed-danger' }, 'claimed-danger'),
+    callBlock('side_effect', { label: 'claimed-slow', ms: 3000 }, 'claimed-slow'),
+  );
+
+  /**
+   * Wait for the dangerous call's request, check its note is the claim in In_Progress/, and
+   * approve it through the API while the slow call has not ended.
+   */
+  async function approveWhileClaimed(vault: TempVault, port: number): Promise<void> {
+    const auth = { host: `127.0.0.1:${port}`, authorization: `Bearer ${TOKEN}` };
+    const request1 = await waitFor(
+      async () => {
+        const listed = JSON.parse((await raw(port, '/approvals', auth)).body) as {
+          approvals: { id: string; call_id: string; note: string }[];
+        };
+        return listed.approvals.find((a) => a.call_id === 'claimed-danger');
+      },
+      { message: 'the request listed', intervalMs: 10 },
+    );
+    assert.match(request1.note, /^In_Progress\/claimed\.vaultd-.*\.md$/);
+    const approved = await raw(
+      port,
+      `/approvals/${request1.id}/approve`,
+      { ...auth, 'content-type': 'application/json' },
+      'POST',
+      '{}',
+    );
+    assert.equal(approved.status, 200, approved.body);
+    // Decided before the slow call ended: the note was still claimed.
+    const side = await readLines(join(vault.root, 'side.log'));
+    assert.ok(!side.includes('end claimed-slow'), side.join(', '));
+    assert.ok(
+      readdirSync(join(vault.root, 'In_Progress')).some((n) => n.startsWith('claimed.')),
+      'still claimed when approved',
+    );
+  }
+
+  /** The note is in Done/ with both calls run once. */
+  async function ranOnce(vault: TempVault, text: string): Promise<void> {
+    assert.deepEqual(
+      resultsOf(text).map((r) => [r.id, r.status]),
+      [
+        ['claimed-danger', 'success'],
+        ['claimed-slow', 'success'],
+      ],
+    );
+    assert.deepEqual(await readLines(join(vault.root, 'danger.log')), ['claimed-danger']);
+    assert.deepEqual(await readLines(join(vault.root, 'side.log')), [
+      'start claimed-slow',
+      'end claimed-slow',
+    ]);
+  }
+
+  it('runs a call approved while its note is in In_Progress/ once the note lands, scans rare', async () => {
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const vault = await rareScanVault(port);
+    const daemon = startCli(['run', '--config', vault.configPath], { VAULTD_API_TOKEN: TOKEN });
+    try {
+      await daemon.ready();
+      await vault.drop('claimed.md', claimedNote);
+      await approveWhileClaimed(vault, port);
+      await ranOnce(vault, await waitInFolder(vault, 'claimed.md', 'Done', 10_000));
+    } finally {
+      await daemon.stop();
+      await vault.cleanup();
+    }
+  });
+
+  it('queues the note itself, without the watcher or a scan to find it', async () => {
+    // Without watching (as `vaultd once` runs) nothing but the daemon's own queueing can look at
+    // the note again: the outcome does not depend on when the watcher's event comes.
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const tokenEnv = 'VAULTD_TEST_F1_TOKEN';
+    const vault = await rareScanVault(port, tokenEnv);
+    process.env[tokenEnv] = TOKEN;
+    const { config, packs, registry } = await loadSetup({ config: vault.configPath });
+    await vault.drop('claimed.md', claimedNote);
+    const daemon = await startDaemon({ config, packs, registry, watch: false });
+    try {
+      await approveWhileClaimed(vault, port);
+      await daemon.idle();
+      assert.equal(await vault.whereIs('claimed.md'), 'Done');
+      await ranOnce(vault, await vault.read('Done', 'claimed.md'));
+    } finally {
+      await daemon.stop();
+      delete process.env[tokenEnv];
       await vault.cleanup();
     }
   });
