@@ -487,6 +487,30 @@ async function decideAsking(
     await requests?.setState(request.id, 'consumed');
     return reject(rejectionMessage(EXPIRED_REASON), EXPIRED_REASON);
   }
+  if (ours && request.state === 'consumed' && work.from === 'in_progress') {
+    // A rejection (or an expiry) used before vaultd stopped, its result not written yet: the
+    // same answer again. The resumed note asked the human again (crash audit). An approval used
+    // so is stillApproved's.
+    const decided = request.decision;
+    if (decided?.kind === 'reject') {
+      return reject(
+        rejectionMessage(decided.reason ?? undefined, howRejected(decided)),
+        decided.reason ?? 'no reason given',
+      );
+    }
+    if (decided === null && Date.parse(request.expiresAt) <= Date.now()) {
+      return reject(rejectionMessage(EXPIRED_REASON), EXPIRED_REASON);
+    }
+  }
+  if (ours && request.state === 'superseded') {
+    // vaultd voided the request it asked (a file under its preview changed after it was made)
+    // and stopped before it asked again: it asks now. Only a resumed claim can name its own
+    // voided request (a claim binds none), and the tick on it was about a question that no
+    // longer stands: the call was rejected as "already superseded" (crash audit).
+    return waitFor(ctx, work, ask, [
+      'vaultd stopped while it was asking again about this call (what it showed you had changed); decide on it as it is now',
+    ]);
+  }
   if (
     ours &&
     (request.state === 'pending' || request.state === 'approved' || request.state === 'rejected')
@@ -536,14 +560,8 @@ async function decideAsking(
     const decided = current.decision;
     if (current.state === 'rejected' || decided?.kind === 'reject') {
       await requests?.setState(current.id, 'consumed');
-      const how =
-        decided?.channel === 'move'
-          ? 'moved the note to the rejected folder'
-          : decided?.channel === 'tick'
-            ? 'ticked reject'
-            : `rejected it through ${decided?.channel === 'cli' ? 'vaultd reject' : 'the HTTP API'}`;
       return reject(
-        rejectionMessage(decided?.reason ?? undefined, how),
+        rejectionMessage(decided?.reason ?? undefined, howRejected(decided)),
         decided?.reason ?? 'no reason given',
       );
     }
@@ -661,6 +679,15 @@ async function decideAsking(
     );
   }
   return waitFor(ctx, work, ask, ask.reason === '' ? [] : []);
+}
+
+/** How a human rejected a call, for its result. */
+function howRejected(decided: ApprovalRequest['decision']): string {
+  return decided?.channel === 'move'
+    ? 'moved the note to the rejected folder'
+    : decided?.channel === 'tick'
+      ? 'ticked reject'
+      : `rejected it through ${decided?.channel === 'cli' ? 'vaultd reject' : 'the HTTP API'}`;
 }
 
 /** Put a call before a human (a fresh request unless one is pending for it here) and wait. */

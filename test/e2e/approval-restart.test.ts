@@ -4,7 +4,7 @@
 // the call as "already consumed" (crash campaign finding).
 import assert from 'node:assert/strict';
 import { readFileSync, watch } from 'node:fs';
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
@@ -323,5 +323,97 @@ describe('e2e: an approval used just before a stop', { timeout: 120_000 }, () =>
       ['again'],
       'the approved run (the cut-off one never got as far as its log)',
     );
+  });
+  // A rejection was used (the request consumed) before its result was written: a kill between
+  // the two, and the resumed note asked the human again (crash audit).
+  it('rejects a call ticked reject after a crash as the rejection is used, without asking again', async () => {
+    const name = 'no.md';
+    await vault.drop(name, note('No', callBlock('danger_zone', { target: 'no' }, 'no-1')));
+    await waitPending(vault, name);
+    const used = `"id":"${await requestId('no-1')}","state":"consumed"`;
+    const running = daemon as DaemonProcess;
+    let killed = false;
+    const watcher = watch(join(vault.root, '.vaultd'), (_event, file) => {
+      if (file !== 'approval-requests.jsonl' || killed) return;
+      if (readFileSync(requestsFile(), 'utf8').includes(used)) {
+        running.child.kill('SIGKILL');
+        killed = true;
+      }
+    });
+    try {
+      await editInPlace(join(vault.root, 'Pending_Approval', name), (t) =>
+        tickBox(t, 'no-1', 'reject'),
+      );
+      await waitFor(() => killed, { message: 'the rejection used and vaultd killed' });
+      await running.exited;
+    } finally {
+      watcher.close();
+    }
+    daemon = await startDaemon(vault);
+    const [result] = resultsOf(await waitInFolder(vault, name, 'Rejected', 30_000));
+    assert.equal(result?.status, 'rejected', JSON.stringify(result));
+    assert.match(result?.error?.message ?? '', /ticked reject/);
+    assert.ok(!(await readLines(dangerLog)).includes('no'));
+  });
+});
+
+describe('e2e: a preview gone stale just before a stop', { timeout: 120_000 }, () => {
+  // The human approved an edit_file whose file changed after the preview: vaultd voids the
+  // request and asks again. A kill between the two, and the resumed note found its request void
+  // and the approve tick in its text, and rejected the call (crash audit).
+  it('asks again about a call whose approval was voided just before a crash, and runs nothing', async () => {
+    const vault = await makeVault(['tools:', '  filesystem:', '    enabled: true', ''].join('\n'));
+    let daemon: DaemonProcess | undefined;
+    try {
+      await mkdir(join(vault.root, 'Notes'), { recursive: true });
+      const target = join(vault.root, 'Notes', 'race.md');
+      await writeFile(target, 'one\n');
+      daemon = await startDaemon(vault);
+      const name = 'race.md';
+      await vault.drop(
+        name,
+        note(
+          'Race',
+          callBlock(
+            'edit_file',
+            { path: 'Notes/race.md', edits: [{ old_text: 'one', new_text: 'ONE' }] },
+            'e1',
+          ),
+        ),
+      );
+      await waitPending(vault, name);
+      await writeFile(target, 'one\ntwo\n');
+      const requests = join(vault.root, '.vaultd', 'approval-requests.jsonl');
+      const line = (await readFile(requests, 'utf8'))
+        .split('\n')
+        .find((l) => l.includes('"t":"request"') && l.includes('"callId":"e1"'));
+      const voided = `"id":"${(JSON.parse(line ?? '{}') as { id?: string }).id}","state":"superseded"`;
+      const running = daemon;
+      let killed = false;
+      const watcher = watch(join(vault.root, '.vaultd'), (_event, file) => {
+        if (file !== 'approval-requests.jsonl' || killed) return;
+        if (readFileSync(requests, 'utf8').includes(voided)) {
+          running.child.kill('SIGKILL');
+          killed = true;
+        }
+      });
+      try {
+        await editInPlace(join(vault.root, 'Pending_Approval', name), (t) =>
+          tickBox(t, 'e1', 'approve'),
+        );
+        await waitFor(() => killed, { message: 'the approval voided and vaultd killed' });
+        await running.exited;
+      } finally {
+        watcher.close();
+      }
+      daemon = await startDaemon(vault);
+      const text = await waitPending(vault, name);
+      assert.match(text, /decide on it as it is now/);
+      assert.equal(resultsOf(text).length, 0, 'no result: the call waits');
+      assert.equal(await readFile(target, 'utf8'), 'one\ntwo\n', 'nothing ran');
+    } finally {
+      if (daemon !== undefined) await stopDaemon(daemon);
+      await vault.cleanup();
+    }
   });
 });
