@@ -751,7 +751,20 @@ async function finish(
   // Before the move: closed after it, a scan in between took the note in Rejected/ for one with
   // an open request and claimed it once more.
   if (note.from !== 'inbox') await closeLeftRequests(ctx, note, pending);
-  const moved = await moveClaimed(note.path, dir, note.name, ctx.layout.root);
+  const requests = ctx.gate.requests;
+  // The requests of a note that goes to wait are bound to the name it gets before it moves
+  // there: bound after, a kill between left them bound to the claim, which counts only for a
+  // note of the claim's own name, and a note filed as `x-1.md` beside another `x.md` could never
+  // be approved (crash audit). A kill before the move leaves them bound to a name the note does
+  // not have yet: resumed, it is asked again.
+  const bindPending =
+    target === 'pending' && requests !== undefined
+      ? async (dest: string): Promise<void> => {
+          const key = noteKey(ctx, dest);
+          for (const p of pending) if (p.nonce !== undefined) await requests.moved(p.nonce, key);
+        }
+      : undefined;
+  const moved = await moveClaimed(note.path, dir, note.name, ctx.layout.root, bindPending);
   if (moved === null) {
     ctx.logger.error({ note: note.key }, 'note vanished from In_Progress before it could be moved');
     await report(ctx, note.key, logged);
@@ -760,7 +773,6 @@ async function finish(
   const to = noteKey(ctx, moved);
   if (keys.length > 0 && to !== planned) await ctx.ledger.markWritten(keys, to);
   await report(ctx, to, logged);
-  const requests = ctx.gate.requests;
   for (const p of pending) if (p.nonce !== undefined) await requests?.moved(p.nonce, to);
   // A request decided (CLI, HTTP) or expired while the note was claimed had its note queued where
   // it was not yet, or looked at before the request was bound to it there: the decision waited

@@ -219,6 +219,7 @@ function renameIfFree(
   src: string,
   dest: string,
   isTaken: () => Promise<boolean>,
+  beforeMove?: (dest: string) => Promise<void>,
 ): Promise<string | null | 'taken' | 'exdev'> {
   return reserved(dest, async () => {
     let taken: boolean;
@@ -228,6 +229,7 @@ function renameIfFree(
       throw toVaultIoError('stat', dest, error);
     }
     if (taken) return 'taken';
+    await beforeMove?.(dest);
     try {
       await rename(src, dest);
       return dest;
@@ -416,6 +418,9 @@ async function sameFileIn(
  *   (checked first: never a symbolic link, nor under one; see {@link assertInsideVault}).
  * @param name the wanted name.
  * @param vault absolute path of the vault.
+ * @param beforeMove called with the name the note gets, while it is reserved, before the note
+ *   moves there: what must be recorded of the move before a stop can come between it and the
+ *   record (the approval requests of a note that goes to wait, bound to the name it gets).
  * @returns the new path, or null when `src` vanished.
  * @throws VaultIoError for any other failure (code `EOUTSIDE` when `destDir` is refused); the note
  *   is then where it was.
@@ -425,6 +430,7 @@ export async function moveClaimed(
   destDir: string,
   name: string,
   vault: string,
+  beforeMove?: (dest: string) => Promise<void>,
 ): Promise<string | null> {
   // The folder's check and the look for a note of that name in it are independent: both at once
   // (a note moves only when the folder passed; a look through a link only reads a name's stat).
@@ -435,8 +441,11 @@ export async function moveClaimed(
     await assertInsideVault(vault, destDir);
     for (let attempt = 0; ; attempt += 1) {
       const dest = join(destDir, suffixedName(name, attempt));
-      const moved = await renameIfFree(src, dest, () =>
-        attempt === 0 && !early.look.stale ? early.look.taken : exists(dest),
+      const moved = await renameIfFree(
+        src,
+        dest,
+        () => (attempt === 0 && !early.look.stale ? early.look.taken : exists(dest)),
+        beforeMove,
       );
       if (moved === 'taken') continue;
       if (moved === 'exdev') return moveNoOverwrite(src, destDir, name);

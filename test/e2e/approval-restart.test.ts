@@ -355,6 +355,42 @@ describe('e2e: an approval used just before a stop', { timeout: 120_000 }, () =>
     assert.match(result?.error?.message ?? '', /ticked reject/);
     assert.ok(!(await readLines(dangerLog)).includes('no'));
   });
+  // A note that went to wait under a numbered name (another of its name was waiting) had its
+  // requests bound to that name only after the move: a kill between left them bound to the claim,
+  // which counts only for a note of the claim's own name, and the call could never be approved
+  // (crash audit).
+  it('lets a human approve a note filed under a numbered name just before a crash', async () => {
+    await vault.drop('twin.md', note('Twin', callBlock('danger_zone', { target: 'tw1' }, 'tw-1')));
+    await waitPending(vault, 'twin.md');
+    const running = daemon as DaemonProcess;
+    let killed = false;
+    const watcher = watch(join(vault.root, 'Pending_Approval'), (_event, file) => {
+      if (file !== 'twin-1.md' || killed) return;
+      running.child.kill('SIGKILL');
+      killed = true;
+    });
+    try {
+      await vault.drop(
+        'twin.md',
+        note('Twin', callBlock('danger_zone', { target: 'tw2' }, 'tw-2')),
+      );
+      await waitFor(() => killed, { message: 'the numbered note seen and vaultd killed' });
+      await running.exited;
+    } finally {
+      watcher.close();
+    }
+    daemon = await startDaemon(vault);
+    await waitPending(vault, 'twin-1.md');
+    await editInPlace(join(vault.root, 'Pending_Approval', 'twin-1.md'), (t) =>
+      tickBox(t, 'tw-2', 'approve'),
+    );
+    const [result] = resultsOf(await waitInFolder(vault, 'twin-1.md', 'Done', 30_000));
+    assert.equal(result?.status, 'success', JSON.stringify(result));
+    assert.deepEqual(
+      (await readLines(dangerLog)).filter((l) => l.startsWith('tw')),
+      ['tw2'],
+    );
+  });
 });
 
 describe('e2e: a preview gone stale just before a stop', { timeout: 120_000 }, () => {
