@@ -850,6 +850,12 @@ function vaultDecision(
       },
     };
   }
+  if (decision === undefined && !section.found && work.from === 'in_progress') {
+    // Resumed after a kill between asking and writing the section: there is nothing to correct,
+    // the section is written now (it said "the note has no Approval section; move it…", a
+    // problem no one made; crash audit).
+    return { kind: 'wait', problems: [] };
+  }
   if (decision === undefined) {
     const problems = section.found
       ? [

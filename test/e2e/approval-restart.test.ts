@@ -391,6 +391,37 @@ describe('e2e: an approval used just before a stop', { timeout: 120_000 }, () =>
       ['tw2'],
     );
   });
+  // Killed after asking and before writing the Approval section: the resumed note's section said
+  // "the note has no Approval section; move it to the approved or rejected folder", a problem
+  // no one made (crash audit).
+  it('writes the Approval section without a made-up problem after a crash as vaultd asks', async () => {
+    const running = daemon as DaemonProcess;
+    let killed = false;
+    const watcher = watch(join(vault.root, '.vaultd'), (_event, file) => {
+      if (file !== 'approval-requests.jsonl' || killed) return;
+      if (readFileSync(requestsFile(), 'utf8').includes('"callId":"asked-1"')) {
+        running.child.kill('SIGKILL');
+        killed = true;
+      }
+    });
+    try {
+      await vault.drop(
+        'asked.md',
+        note('Asked', callBlock('danger_zone', { target: 'asked' }, 'asked-1')),
+      );
+      await waitFor(() => killed, { message: 'the request made and vaultd killed' });
+      await running.exited;
+    } finally {
+      watcher.close();
+    }
+    daemon = await startDaemon(vault);
+    const text = await waitPending(vault, 'asked.md');
+    assert.doesNotMatch(text, /no Approval section/);
+    const asked = (await readFile(requestsFile(), 'utf8'))
+      .split('\n')
+      .filter((l) => l.includes('"t":"request"') && l.includes('"callId":"asked-1"'));
+    assert.equal(asked.length, 1, 'asked once');
+  });
 });
 
 describe('e2e: a preview gone stale just before a stop', { timeout: 120_000 }, () => {
