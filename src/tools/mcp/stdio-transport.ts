@@ -7,6 +7,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { killByEnvironment } from '../../execute/proc-sweep.ts';
 import { signalGroup } from '../../execute/exec.ts';
+import { McpNotSentError } from './not-sent.ts';
 
 /**
  * The variable every stdio server is started with, a value of its own: what the server starts
@@ -116,9 +117,12 @@ export class GroupStdioTransport implements Transport {
    */
   async send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.#child?.stdin;
-    if (this.#closed || stdin === undefined || stdin === null) throw new Error('Not connected');
+    // Nothing of the message leaves vaultd in either case: the call did not act (a plain Error
+    // counted as "may have acted" for a tool that is not safe).
+    if (this.#closed || stdin === undefined || stdin === null)
+      throw new McpNotSentError('Not connected');
     if (stdin.writableLength > MAX_UNREAD_BYTES) {
-      throw new Error(
+      throw new McpNotSentError(
         `the server has not read the last ${Math.round(stdin.writableLength / 1024 / 1024)} MiB sent to it; nothing more is sent until it reads`,
       );
     }

@@ -623,6 +623,9 @@ describe('mcp pack against a hostile server', { timeout: 120_000 }, () => {
       );
       assert.ok(refused.length >= 1, JSON.stringify(results.map((r) => r.error?.message)));
       assert.ok(results.every((r) => r.status === 'error'));
+      // Never sent, so never acted: the tool is not safe, and a refusal counted as "may have
+      // acted" (MCP review).
+      for (const r of refused) assert.equal(r.error?.recoverable, true, JSON.stringify(r.error));
     } finally {
       await host.stop();
     }
