@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { hasBearerToken, serveApprovals, type ApprovalsBackend } from './approvals-api.ts';
 import type { EventBus } from './event-bus.ts';
@@ -38,7 +38,11 @@ export interface HttpServerOptions {
    * preflight included); by default any `Origin` is refused.
    */
   readonly allowedOrigins?: readonly string[];
-  /** Connections open at once; more are refused. Default 64. */
+  /**
+   * Connections open at once. Default 64. With a token configured, a quarter of them (at least
+   * one) are kept for connections that have shown it: the others are capped below the total, and
+   * the oldest idle one of them is closed to make room for a new connection.
+   */
   readonly maxConnections?: number;
   /** Bearer token of the approvals API; without it the API is off. */
   readonly apiToken?: string;
@@ -67,8 +71,20 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   const { bus, metrics, logger } = options;
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const maxBufferedBytes = options.maxClientBufferBytes ?? 1024 * 1024;
-  const maxSseClients = options.maxSseClients ?? 64;
   const clients = new Set<SseClient>();
+  const tokenConfigured = options.apiToken !== undefined && options.apiToken !== '';
+  const maxConnections = options.maxConnections ?? 64;
+  // A quarter of the slots, at least one, is kept: with a token, for connections that showed it;
+  // without one (nobody can show it), from event streams, which never end on their own, so that
+  // idle streams opened by anyone cannot take every slot and `/health` stays answered.
+  const kept = Math.min(maxConnections - 1, Math.max(1, Math.floor(maxConnections / 4)));
+  const slots = connectionSlots(
+    maxConnections,
+    tokenConfigured ? maxConnections - kept : maxConnections,
+  );
+  const maxSseClients = tokenConfigured
+    ? (options.maxSseClients ?? 64)
+    : Math.min(options.maxSseClients ?? 64, Math.max(1, maxConnections - kept));
   let closing = false;
   let boundPort = options.port;
   const extraHosts = new Set((options.allowedHosts ?? []).map((h) => h.toLowerCase()));
@@ -198,6 +214,15 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   });
 
   const route = (req: IncomingMessage, res: ServerResponse): void => {
+    // With a token configured, a connection that has not shown it is closed after every answer:
+    // anyone on the host could otherwise hold every connection slot with keep-alive requests
+    // (a tokenless `GET /health` every few seconds) and lock the token holder out (review
+    // finding F2). One that shows the token keeps its slot, in the reserved share.
+    if (tokenConfigured) {
+      if (hasBearerToken(req.headers.authorization, options.apiToken as string))
+        slots.prove(req.socket);
+      else if (!slots.proven(req.socket)) res.setHeader('connection', 'close');
+    }
     if (!hostAllowed(req.headers.host)) {
       res.writeHead(421, { 'content-length': 0, connection: 'close' });
       res.end();
@@ -266,8 +291,14 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       sendJson(res, 401, { error: 'a bearer token is needed' }, { 'www-authenticate': 'Bearer' });
     } else serveEvents(req, res);
   };
-  // Bounded: a flood of idle sockets cannot exhaust the daemon's file descriptors.
-  server.maxConnections = options.maxConnections ?? 64;
+  // Bounded: a flood of idle sockets cannot exhaust the daemon's file descriptors. The total is
+  // kept by `slots`; Node's own cap, one above it, only bounds the connection being accepted.
+  server.maxConnections = maxConnections + 1;
+  server.on('connection', (socket: Socket) => slots.add(socket));
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    slots.busy(req.socket, +1);
+    res.once('close', () => slots.busy(req.socket, -1));
+  });
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
@@ -327,4 +358,55 @@ function pathOf(target: string | undefined): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The connection slots of the listener. At most `max` connections are open, and at most
+ * `unprovenMax` of them have not shown the token: when a new connection goes past either, the
+ * oldest idle connection that has not (no request in progress, in order of arrival) is closed,
+ * or the new one when every such connection is busy. A connection that showed the token is never
+ * closed for another.
+ * @param max connections open at once.
+ * @param unprovenMax connections open at once that have not shown the token.
+ */
+function connectionSlots(max: number, unprovenMax: number) {
+  /** Connections that have not shown the token, oldest first, with their requests in progress. */
+  const unproven = new Map<Socket, number>();
+  const provenSockets = new Set<Socket>();
+  const total = (): number => unproven.size + provenSockets.size;
+  const evictIdle = (except: Socket): boolean => {
+    for (const [socket, requests] of unproven) {
+      if (socket === except || requests > 0) continue;
+      unproven.delete(socket);
+      socket.destroy();
+      return true;
+    }
+    return false;
+  };
+  return {
+    add(socket: Socket): void {
+      unproven.set(socket, 0);
+      socket.once('close', () => {
+        unproven.delete(socket);
+        provenSockets.delete(socket);
+      });
+      while (total() > max || unproven.size > unprovenMax) {
+        if (evictIdle(socket)) continue;
+        unproven.delete(socket);
+        socket.destroy();
+        return;
+      }
+    },
+    busy(socket: Socket, delta: number): void {
+      const requests = unproven.get(socket);
+      if (requests !== undefined) unproven.set(socket, Math.max(0, requests + delta));
+    },
+    prove(socket: Socket): void {
+      if (!unproven.delete(socket)) return;
+      provenSockets.add(socket);
+    },
+    proven(socket: Socket): boolean {
+      return provenSockets.has(socket);
+    },
+  };
 }

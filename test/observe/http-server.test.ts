@@ -1,7 +1,7 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { get, request, type IncomingMessage } from 'node:http';
-import { connect, createServer } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { EventBus } from '../../src/observe/event-bus.ts';
 import {
   startHttpServer,
@@ -116,6 +116,64 @@ function openEvents(url: string, headers: Record<string, string> = {}) {
     req,
     pause: () => response?.pause(),
     destroy: () => req.destroy(),
+  };
+}
+
+const TOKEN = 'a-token-of-the-operator-0123456789';
+
+/** GET with a connection of its own; the status, headers and body, or the error's code. */
+function getOnce(
+  url: string,
+  headers: Record<string, string> = {},
+  method = 'GET',
+): Promise<{ status: number; headers: IncomingMessage['headers']; body: string } | string> {
+  return new Promise((resolve) => {
+    const req = request(url, { method, headers, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', (err: Error & { code?: string }) => resolve(err.code ?? err.message));
+    req.end();
+  });
+}
+
+/**
+ * Connections that ask `GET /health` without a token every `everyMs` on keep-alive (as
+ * /work/scratch/http-review/hold.mjs does), each opened again 50 ms after it is closed; or,
+ * with `idle`, connections that send nothing.
+ */
+function holdConnections(port: number, count: number, options: { idle?: boolean } = {}) {
+  let stopped = false;
+  const live = new Set<Socket>();
+  const timers: NodeJS.Timeout[] = [];
+  const open = (): void => {
+    if (stopped) return;
+    const socket = connect(port, '127.0.0.1');
+    live.add(socket);
+    socket.on('data', () => undefined);
+    socket.on('error', () => undefined);
+    const ask = (): void => {
+      if (!options.idle && socket.writable)
+        socket.write(`GET /health HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+    };
+    socket.on('connect', ask);
+    const timer = setInterval(ask, 300);
+    timers.push(timer);
+    socket.on('close', () => {
+      clearInterval(timer);
+      live.delete(socket);
+      setTimeout(open, 50);
+    });
+  };
+  for (let i = 0; i < count; i++) open();
+  return {
+    stop(): void {
+      stopped = true;
+      for (const timer of timers) clearInterval(timer);
+      for (const socket of live) socket.destroy();
+    },
   };
 }
 
@@ -418,6 +476,77 @@ describe('startHttpServer', () => {
     );
     assert.doesNotMatch(probe, /7031/);
     await server.close();
+  });
+
+  it('closes the connection after every answer to a request without the token, keeps it for the token (review finding F2)', async () => {
+    const { server } = await start({ apiToken: TOKEN });
+    for (const path of ['/health', '/metrics', '/events', '/approvals', '/nope']) {
+      const res = await getOnce(`${server.url}${path}`, { connection: 'keep-alive' });
+      assert.equal(typeof res, 'object', path);
+      assert.equal(
+        (res as { headers: IncomingMessage['headers'] }).headers['connection'],
+        'close',
+        path,
+      );
+    }
+    const wrong = await getOnce(`${server.url}/health`, {
+      connection: 'keep-alive',
+      authorization: 'Bearer not-the-token-0123456789',
+    });
+    assert.equal((wrong as { headers: IncomingMessage['headers'] }).headers['connection'], 'close');
+    const held = await getOnce(`${server.url}/health`, {
+      connection: 'keep-alive',
+      authorization: `Bearer ${TOKEN}`,
+    });
+    assert.equal((held as { status: number }).status, 200);
+    assert.equal(
+      (held as { headers: IncomingMessage['headers'] }).headers['connection'],
+      'keep-alive',
+    );
+    // The server closes the socket itself, not only says it will.
+    const { port } = new URL(server.url);
+    const reply = await rawRequest(
+      Number(port),
+      `GET /health HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: keep-alive\r\n\r\n`,
+    );
+    assert.match(reply, /^HTTP\/1\.1 200 /);
+  });
+
+  for (const idle of [false, true]) {
+    it(`keeps slots for the token holder while ${idle ? 'idle connections' : 'tokenless keep-alive requests'} fill the others (review finding F2)`, async () => {
+      // 64 keep-alive connections asking GET /health without a token every 3 s took every slot:
+      // each request of the token holder was reset, /approvals, /health and /metrics alike.
+      const max = 16;
+      const { server } = await start({ apiToken: TOKEN, maxConnections: max });
+      const attacker = holdConnections(Number(new URL(server.url).port), max + 4, { idle });
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        for (let i = 0; i < 5; i++) {
+          const res = await getOnce(`${server.url}/health`, { authorization: `Bearer ${TOKEN}` });
+          assert.equal(typeof res === 'string' ? res : res.status, 200, `request ${i}`);
+        }
+      } finally {
+        attacker.stop();
+      }
+    });
+  }
+
+  it('keeps /health answered while idle event streams hold connections, with no token (review finding F2)', async () => {
+    const max = 8;
+    const { server, bus } = await start({ maxConnections: max });
+    const streams = Array.from({ length: max }, () => openEvents(server.url));
+    try {
+      await waitFor(
+        () => streams.filter((s) => s.state.status !== 0).length === max,
+        5000,
+        'every stream answered',
+      );
+      assert.ok(bus.listenerCount < 2 + max, 'not every stream was taken');
+      const res = await getOnce(`${server.url}/health`);
+      assert.equal(typeof res === 'string' ? res : res.status, 200);
+    } finally {
+      for (const s of streams) s.destroy();
+    }
   });
 
   it('rejects with the address when the port is taken', async () => {
