@@ -83,7 +83,8 @@ function pageOf(
 
 /** Longest request body accepted. */
 const MAX_BODY = 64 * 1024;
-const DECIDE = /^\/approvals\/(apr_[a-z2-7]{26})\/(approve|reject)$/;
+/** The path of a decision: `/approvals/{id}/approve` or `/reject`. */
+export const DECISION_PATH = /^\/approvals\/(apr_[a-z2-7]{26})\/(approve|reject)$/;
 
 /**
  * Serve `GET /approvals` and `POST /approvals/{id}/approve|reject` (body optional, JSON:
@@ -120,8 +121,14 @@ export async function serveApprovals(
     return;
   }
   if (path === '/approvals') {
-    if (req.method !== 'GET') {
-      sendJson(res, 405, { error: `method ${req.method ?? ''} not allowed` }, { allow: 'GET' });
+    // HEAD wherever GET: the same answer without its body (Node leaves it out).
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      sendJson(
+        res,
+        405,
+        { error: `method ${req.method ?? ''} not allowed` },
+        { allow: 'GET, HEAD, OPTIONS' },
+      );
       return;
     }
     const page = pageOf(backend.list(), new URL(req.url ?? '/', 'http://localhost').searchParams);
@@ -129,13 +136,18 @@ export async function serveApprovals(
     else sendJson(res, 200, page);
     return;
   }
-  const match = DECIDE.exec(path);
+  const match = DECISION_PATH.exec(path);
   if (match === null) {
     sendJson(res, 404, { error: 'not found' });
     return;
   }
   if (req.method !== 'POST') {
-    sendJson(res, 405, { error: `method ${req.method ?? ''} not allowed` }, { allow: 'POST' });
+    sendJson(
+      res,
+      405,
+      { error: `method ${req.method ?? ''} not allowed` },
+      { allow: 'POST, OPTIONS' },
+    );
     return;
   }
   const body = await readBody(req, res, sendJson);

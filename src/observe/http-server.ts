@@ -1,7 +1,12 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { hasBearerToken, serveApprovals, type ApprovalsBackend } from './approvals-api.ts';
+import {
+  DECISION_PATH,
+  hasBearerToken,
+  serveApprovals,
+  type ApprovalsBackend,
+} from './approvals-api.ts';
 import type { EventBus } from './event-bus.ts';
 import { SseClient, formatSseControl, formatSseEvent, parseLastEventId } from './sse-stream.ts';
 
@@ -73,6 +78,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   const maxBufferedBytes = options.maxClientBufferBytes ?? 1024 * 1024;
   const clients = new Set<SseClient>();
   const tokenConfigured = options.apiToken !== undefined && options.apiToken !== '';
+  const approvalsOn = tokenConfigured && options.approvals !== undefined;
   const maxConnections = options.maxConnections ?? 64;
   // A quarter of the slots, at least one, is kept: with a token, for connections that showed it;
   // without one (nobody can show it), from event streams, which never end on their own, so that
@@ -239,24 +245,31 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       res.setHeader('access-control-allow-origin', origin);
       res.setHeader('vary', 'Origin');
     }
+    const path = pathOf(req.url);
+    if (path === null) {
+      sendJson(res, 400, { error: 'the request target is not a valid path' });
+      return;
+    }
     if (req.method === 'OPTIONS') {
+      // The methods of this path, or 404 where no path is (an unknown path, or the approvals API
+      // while it is off), as a GET there would answer.
+      const methods = methodsOf(path, approvalsOn);
+      if (methods === null) {
+        sendJson(res, 404, { error: 'not found' });
+        return;
+      }
       res.writeHead(204, {
-        allow: 'GET, POST, OPTIONS',
+        allow: [...methods, 'OPTIONS'].join(', '),
         ...(origin === undefined
           ? {}
           : {
-              'access-control-allow-methods': 'GET, POST',
+              'access-control-allow-methods': methods.join(', '),
               'access-control-allow-headers': 'authorization, content-type, last-event-id',
               'access-control-max-age': '600',
             }),
         'content-length': 0,
       });
       res.end();
-      return;
-    }
-    const path = pathOf(req.url);
-    if (path === null) {
-      sendJson(res, 400, { error: 'the request target is not a valid path' });
       return;
     }
     if (path === '/approvals' || path.startsWith('/approvals/')) {
@@ -275,8 +288,14 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       sendJson(res, 404, { error: 'not found', paths: ['/health', '/metrics', '/events'] });
       return;
     }
-    if (req.method !== 'GET') {
-      sendJson(res, 405, { error: `method ${req.method ?? ''} not allowed` }, { allow: 'GET' });
+    // HEAD wherever GET: the same status and headers, no body (Node leaves it out).
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      sendJson(
+        res,
+        405,
+        { error: `method ${req.method ?? ''} not allowed` },
+        { allow: 'GET, HEAD, OPTIONS' },
+      );
       return;
     }
     if (path === '/health') serveHealth(res);
@@ -289,6 +308,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       !hasBearerToken(req.headers.authorization, options.apiToken)
     ) {
       sendJson(res, 401, { error: 'a bearer token is needed' }, { 'www-authenticate': 'Bearer' });
+    } else if (req.method === 'HEAD') {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
+      res.end();
     } else serveEvents(req, res);
   };
   // Bounded: a flood of idle sockets cannot exhaust the daemon's file descriptors. The total is
@@ -358,6 +380,19 @@ function pathOf(target: string | undefined): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The methods a path answers (without OPTIONS), or null when there is no such path.
+ * @param path the request's path.
+ * @param approvalsOn whether the approvals API exists (a token and a backend).
+ */
+function methodsOf(path: string, approvalsOn: boolean): readonly string[] | null {
+  if (path === '/health' || path === '/metrics' || path === '/events') return ['GET', 'HEAD'];
+  if (!approvalsOn) return null;
+  if (path === '/approvals') return ['GET', 'HEAD'];
+  if (DECISION_PATH.test(path)) return ['POST'];
+  return null;
 }
 
 /**

@@ -235,7 +235,7 @@ describe('startHttpServer', () => {
     for (const path of ['/health', '/metrics', '/events']) {
       const res = await fetchText(`${server.url}${path}`, 'POST');
       assert.equal(res.status, 405, path);
-      assert.equal(res.headers['allow'], 'GET');
+      assert.equal(res.headers['allow'], 'GET, HEAD, OPTIONS');
       assert.match(JSON.parse(res.body).error, /POST/);
     }
   });
@@ -243,7 +243,11 @@ describe('startHttpServer', () => {
   it('lets an allowed browser origin read its answers (CORS, preflight included) and no other', async () => {
     // allowed_origins accepted a page's requests but sent no CORS headers, so the browser kept
     // every answer from the page that was allowed to ask.
-    const { server } = await start({ allowedOrigins: ['https://dash.example'] });
+    const { server } = await start({
+      allowedOrigins: ['https://dash.example'],
+      apiToken: TOKEN,
+      approvals: { list: () => [], decide: () => Promise.reject(new Error('no')) },
+    });
     const ask = (path: string, method: string, headers: Record<string, string>) =>
       new Promise<{ status: number; headers: IncomingMessage['headers'] }>((resolve, reject) => {
         const req = request(`${server.url}${path}`, { method, headers }, (res) => {
@@ -258,7 +262,7 @@ describe('startHttpServer', () => {
     assert.equal(allowed.headers['access-control-allow-origin'], 'https://Dash.example');
     assert.equal(allowed.headers['vary'], 'Origin');
     assert.equal(allowed.headers['access-control-allow-credentials'], undefined);
-    const preflight = await ask('/approvals', 'OPTIONS', {
+    const preflight = await ask(`/approvals/apr_${'a'.repeat(26)}/approve`, 'OPTIONS', {
       origin: 'https://dash.example',
       'access-control-request-method': 'POST',
       'access-control-request-headers': 'authorization, content-type',
@@ -547,6 +551,46 @@ describe('startHttpServer', () => {
     } finally {
       for (const s of streams) s.destroy();
     }
+  });
+
+  it('answers OPTIONS with the methods of the path, 404 on an unknown path, and HEAD wherever GET', async () => {
+    // OPTIONS on any path answered 204 with GET, POST, OPTIONS; HEAD /health answered 405.
+    const backend = { list: () => [], decide: () => Promise.reject(new Error('no')) };
+    const { server } = await start({ apiToken: TOKEN, approvals: backend });
+    const options = async (path: string) => getOnce(`${server.url}${path}`, {}, 'OPTIONS');
+    const missing = await options('/nope');
+    assert.equal(typeof missing === 'string' ? missing : missing.status, 404);
+    for (const path of ['/health', '/metrics', '/events', '/approvals']) {
+      const res = await options(path);
+      assert.equal(typeof res === 'string' ? res : res.status, 204, path);
+      assert.equal(
+        (res as { headers: IncomingMessage['headers'] }).headers['allow'],
+        'GET, HEAD, OPTIONS',
+        path,
+      );
+    }
+    const decide = await options(`/approvals/apr_${'a'.repeat(26)}/reject`);
+    assert.equal(
+      (decide as { headers: IncomingMessage['headers'] }).headers['allow'],
+      'POST, OPTIONS',
+    );
+    const off = await start();
+    const apiOff = await getOnce(`${off.server.url}/approvals`, {}, 'OPTIONS');
+    assert.equal(typeof apiOff === 'string' ? apiOff : apiOff.status, 404, 'the API is off');
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    for (const path of ['/health', '/metrics', '/events', '/approvals']) {
+      const get = await getOnce(`${server.url}${path}`, auth, path === '/events' ? 'HEAD' : 'GET');
+      const head = await getOnce(`${server.url}${path}`, auth, 'HEAD');
+      assert.equal(typeof head === 'string' ? head : head.status, 200, path);
+      assert.equal((head as { body: string }).body, '', path);
+      assert.equal(
+        (head as { headers: IncomingMessage['headers'] }).headers['content-type'],
+        (get as { headers: IncomingMessage['headers'] }).headers['content-type'],
+        path,
+      );
+    }
+    const headNoToken = await getOnce(`${server.url}/events`, {}, 'HEAD');
+    assert.equal(typeof headNoToken === 'string' ? headNoToken : headNoToken.status, 401);
   });
 
   it('rejects with the address when the port is taken', async () => {
