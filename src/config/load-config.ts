@@ -65,6 +65,16 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
         `environment variable VAULTD_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got ${quoteValue(levelFromEnv)}); set a valid level, or unset it to use the config's log.level`,
       );
   }
+  problems.push(...checkOrigins(config.http.allowed_origins));
+  const tokenEnv = config.http.api_token_env;
+  const token = typeof tokenEnv === 'string' ? (options.env ?? process.env)[tokenEnv] : undefined;
+  if (config.http.port !== null && token !== undefined && /\s/.test(token)) {
+    // The header is read as `Bearer <one word>`: a token with a space or a line break in it
+    // would pass the length check and never match (the value itself is a secret: not quoted).
+    environmentProblems.push(
+      `environment variable ${tokenEnv} (http.api_token_env) holds a token with whitespace in it, which no Authorization header can carry, so every API request would be refused; remove the spaces and line breaks (e.g. a token from \`openssl rand -hex 32\`)`,
+    );
+  }
   problems.push(...checkCron('reconcile_cron', config.reconcile_cron));
   problems.push(...checkCron('approval.check_cron', config.approval.check_cron));
   const expireMs = checkDuration('approval.expire_after', config.approval.expire_after, problems);
@@ -191,6 +201,37 @@ function checkDuration(key: string, text: unknown, problems: string[]): number {
  * Compile the policy rules now, so that a malformed one stops the start (or a reload) with the
  * rule quoted, instead of surfacing later; every bad rule is reported.
  */
+/**
+ * `http.allowed_origins` entries that no browser sends: an `Origin` header is `scheme://host` with
+ * a port only when it is not the scheme's default, and no path, so `https://dash.example/` (or
+ * with a path, or `:443`) could never match, and the page would be refused with no hint why.
+ * @param origins the configured list (the schema checks its type and the scheme).
+ */
+function checkOrigins(origins: unknown): string[] {
+  if (!Array.isArray(origins)) return [];
+  const problems: string[] = [];
+  origins.forEach((origin: unknown, i) => {
+    if (typeof origin !== 'string' || !/^https?:\/\//.test(origin)) return;
+    const key = `config key 'http.allowed_origins[${i}]'`;
+    let url: URL | undefined;
+    try {
+      url = new URL(origin);
+    } catch {
+      url = undefined;
+    }
+    if (url === undefined || url.host === '') {
+      problems.push(
+        `${key} is not an origin (got ${quoteValue(origin)}); write scheme://host[:port], e.g. 'https://dash.example'`,
+      );
+    } else if (url.origin !== origin.toLowerCase()) {
+      problems.push(
+        `${key} must be an origin as browsers send it, scheme://host[:port] with no path, trailing slash or default port (got ${quoteValue(origin)}); write ${quoteValue(url.origin)}`,
+      );
+    }
+  });
+  return problems;
+}
+
 function checkPolicy(policy: unknown): string[] {
   if (!isMapping(policy)) return [];
   const problems: string[] = [];

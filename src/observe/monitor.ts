@@ -255,6 +255,9 @@ export function listenerProblem(
   if (token !== undefined && token.length < MIN_TOKEN_LENGTH) {
     return `the API token in ${tokenEnv} has ${token.length} characters; use at least ${MIN_TOKEN_LENGTH} (e.g. \`openssl rand -hex 32\`)`;
   }
+  if (token !== undefined && /\s/.test(token)) {
+    return `the API token in ${tokenEnv} has whitespace in it, which no Authorization header can carry; remove the spaces and line breaks`;
+  }
   if (token === undefined && !isLoopbackHost(host)) {
     return `http.host is ${host}, which is not a loopback address, and ${tokenEnv} holds no token: every call's arguments and results would be open to the network; set a token in ${tokenEnv}, or listen on 127.0.0.1`;
   }

@@ -612,6 +612,49 @@ describe('shipped config', () => {
   });
 });
 
+describe('http options no request could match', () => {
+  it('refuses an allowed origin with a trailing slash, a path or a default port, naming the origin to write', async () => {
+    // `Origin` is scheme://host[:port]: such an entry never matched, and the page was refused.
+    const problems = await problemsOf(
+      "http: {allowed_origins: ['https://ok.example', 'https://x.example/', 'https://y.example/dash', 'https://z.example:443', 'http://w.example:8080', 'https://Case.Example']}",
+    );
+    assert.deepEqual(problems, [
+      "config key 'http.allowed_origins[1]' must be an origin as browsers send it, scheme://host[:port] with no path, trailing slash or default port (got 'https://x.example/'); write 'https://x.example'",
+      "config key 'http.allowed_origins[2]' must be an origin as browsers send it, scheme://host[:port] with no path, trailing slash or default port (got 'https://y.example/dash'); write 'https://y.example'",
+      "config key 'http.allowed_origins[3]' must be an origin as browsers send it, scheme://host[:port] with no path, trailing slash or default port (got 'https://z.example:443'); write 'https://z.example'",
+    ]);
+    assert.deepEqual(
+      (await load("http: {allowed_origins: ['https://dash.example:8443']}")).http.allowed_origins,
+      ['https://dash.example:8443'],
+    );
+  });
+
+  it('refuses an API token with whitespace in it when the listener is on, without showing the token', async () => {
+    // The header is parsed as `Bearer <one word>`: such a token passed the 16-character check
+    // and could never match, so every API request got 401.
+    for (const token of [
+      'two words of a token 0123',
+      'a-token-of-the-operator-0123\n',
+      '\ta-token-of-the-operator',
+    ]) {
+      const error = await errorOf('http: {port: 9464}', { VAULTD_API_TOKEN: token });
+      assert.equal(error.environmentProblems.length, 1, JSON.stringify(token));
+      assert.match(
+        error.environmentProblems[0] as string,
+        /^environment variable VAULTD_API_TOKEN \(http\.api_token_env\) holds a token with whitespace in it/,
+      );
+      assert.ok(!error.message.includes(token.trim()), 'the token is not shown');
+    }
+    const other = await errorOf('http: {port: 9464, api_token_env: MY_TOKEN}', {
+      MY_TOKEN: 'a b c d e f g h i j k',
+    });
+    assert.match(other.environmentProblems[0] as string, /^environment variable MY_TOKEN /);
+    // A token of one word, and any token while the listener is off, load.
+    await load('http: {port: 9464}', { VAULTD_API_TOKEN: 'a-token-of-the-operator-0123' });
+    await load('', { VAULTD_API_TOKEN: 'two words of a token 0123' });
+  });
+});
+
 describe('VAULTD_LOG_LEVEL', () => {
   it('overrides log.level when set, and is ignored when empty', async () => {
     assert.equal(
