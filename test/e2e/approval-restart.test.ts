@@ -30,6 +30,25 @@ import {
 
 const PLUGIN = join(ROOT, 'test/fixtures/plugins/test-tools.ts');
 
+interface Kill {
+  readonly killed: () => boolean;
+  readonly close: () => void;
+}
+
+/**
+ * SIGKILL `running` at the first change in `folder` for which `fires` holds: the moment a state
+ * file is written or a note appears there.
+ */
+function killOn(running: DaemonProcess, folder: string, fires: (file: string) => boolean): Kill {
+  let killed = false;
+  const watcher = watch(folder, (_event, file) => {
+    if (killed || file === null || !fires(file)) return;
+    running.child.kill('SIGKILL');
+    killed = true;
+  });
+  return { killed: () => killed, close: () => watcher.close() };
+}
+
 describe('e2e: an approval used just before a stop', { timeout: 120_000 }, () => {
   let vault: TempVault;
   let daemon: DaemonProcess | undefined;
@@ -142,20 +161,17 @@ describe('e2e: an approval used just before a stop', { timeout: 120_000 }, () =>
       { message: 'the long call started' },
     );
     const running = daemon as DaemonProcess;
-    let killed = false;
-    const watcher = watch(join(vault.root, 'In_Progress'), (_event, file) => {
-      if (file?.startsWith(`${target}.vaultd-`) !== true) return;
-      running.child.kill('SIGKILL');
-      killed = true;
-    });
+    const kill = killOn(running, join(vault.root, 'In_Progress'), (file) =>
+      file.startsWith(`${target}.vaultd-`),
+    );
     try {
       await editInPlace(join(vault.root, 'Pending_Approval', name), (t) =>
         tickBox(t, `${target}-1`, 'approve'),
       );
-      await waitFor(() => killed, { message: 'the claim seen and vaultd killed' });
+      await waitFor(() => kill.killed(), { message: 'the claim seen and vaultd killed' });
       await running.exited;
     } finally {
-      watcher.close();
+      kill.close();
     }
     daemon = await startDaemon(vault);
     const done = await waitInFolder(vault, name, 'Done', 30_000);
@@ -206,18 +222,9 @@ describe('e2e: an approval used just before a stop', { timeout: 120_000 }, () =>
     assert.ok(!(await readLines(dangerLog)).includes('legacy'));
   });
   /** SIGKILL `running` as soon as a claim of `name` appears in In_Progress/. */
-  function killAtClaim(
-    running: DaemonProcess,
-    name: string,
-  ): { killed: () => boolean; close: () => void } {
+  function killAtClaim(running: DaemonProcess, name: string): Kill {
     const stem = name.replace(/\.md$/, '.vaultd-');
-    let killed = false;
-    const watcher = watch(join(vault.root, 'In_Progress'), (_event, file) => {
-      if (file?.startsWith(stem) !== true) return;
-      running.child.kill('SIGKILL');
-      killed = true;
-    });
-    return { killed: () => killed, close: () => watcher.close() };
+    return killOn(running, join(vault.root, 'In_Progress'), (file) => file.startsWith(stem));
   }
 
   // The decision a move stands for was recorded only once the claimed note was worked on: a kill
@@ -298,22 +305,20 @@ describe('e2e: an approval used just before a stop', { timeout: 120_000 }, () =>
       .map((l) => (JSON.parse(l) as { id: string }).id);
     const used = `"id":"${ids.at(-1) ?? ''}","state":"consumed"`;
     const running = daemon as DaemonProcess;
-    let killed = false;
-    const watcher = watch(join(vault.root, '.vaultd'), (_event, file) => {
-      if (file !== 'approval-requests.jsonl' || killed) return;
-      if (readFileSync(requestsFile(), 'utf8').includes(used)) {
-        running.child.kill('SIGKILL');
-        killed = true;
-      }
-    });
+    const kill = killOn(
+      running,
+      join(vault.root, '.vaultd'),
+      (file) =>
+        file === 'approval-requests.jsonl' && readFileSync(requestsFile(), 'utf8').includes(used),
+    );
     try {
       await editInPlace(join(vault.root, 'Pending_Approval', 'again-b.md'), (t) =>
         tickBox(t, 'again-1', 'approve'),
       );
-      await waitFor(() => killed, { message: 'the approval used and vaultd killed' });
+      await waitFor(() => kill.killed(), { message: 'the approval used and vaultd killed' });
       await running.exited;
     } finally {
-      watcher.close();
+      kill.close();
     }
     daemon = await startDaemon(vault);
     const [result] = resultsOf(await waitInFolder(vault, 'again-b.md', 'Done', 30_000));
@@ -332,22 +337,20 @@ describe('e2e: an approval used just before a stop', { timeout: 120_000 }, () =>
     await waitPending(vault, name);
     const used = `"id":"${await requestId('no-1')}","state":"consumed"`;
     const running = daemon as DaemonProcess;
-    let killed = false;
-    const watcher = watch(join(vault.root, '.vaultd'), (_event, file) => {
-      if (file !== 'approval-requests.jsonl' || killed) return;
-      if (readFileSync(requestsFile(), 'utf8').includes(used)) {
-        running.child.kill('SIGKILL');
-        killed = true;
-      }
-    });
+    const kill = killOn(
+      running,
+      join(vault.root, '.vaultd'),
+      (file) =>
+        file === 'approval-requests.jsonl' && readFileSync(requestsFile(), 'utf8').includes(used),
+    );
     try {
       await editInPlace(join(vault.root, 'Pending_Approval', name), (t) =>
         tickBox(t, 'no-1', 'reject'),
       );
-      await waitFor(() => killed, { message: 'the rejection used and vaultd killed' });
+      await waitFor(() => kill.killed(), { message: 'the rejection used and vaultd killed' });
       await running.exited;
     } finally {
-      watcher.close();
+      kill.close();
     }
     daemon = await startDaemon(vault);
     const [result] = resultsOf(await waitInFolder(vault, name, 'Rejected', 30_000));
@@ -363,21 +366,20 @@ describe('e2e: an approval used just before a stop', { timeout: 120_000 }, () =>
     await vault.drop('twin.md', note('Twin', callBlock('danger_zone', { target: 'tw1' }, 'tw-1')));
     await waitPending(vault, 'twin.md');
     const running = daemon as DaemonProcess;
-    let killed = false;
-    const watcher = watch(join(vault.root, 'Pending_Approval'), (_event, file) => {
-      if (file !== 'twin-1.md' || killed) return;
-      running.child.kill('SIGKILL');
-      killed = true;
-    });
+    const kill = killOn(
+      running,
+      join(vault.root, 'Pending_Approval'),
+      (file) => file === 'twin-1.md',
+    );
     try {
       await vault.drop(
         'twin.md',
         note('Twin', callBlock('danger_zone', { target: 'tw2' }, 'tw-2')),
       );
-      await waitFor(() => killed, { message: 'the numbered note seen and vaultd killed' });
+      await waitFor(() => kill.killed(), { message: 'the numbered note seen and vaultd killed' });
       await running.exited;
     } finally {
-      watcher.close();
+      kill.close();
     }
     daemon = await startDaemon(vault);
     await waitPending(vault, 'twin-1.md');
@@ -396,23 +398,22 @@ describe('e2e: an approval used just before a stop', { timeout: 120_000 }, () =>
   // no one made (crash audit).
   it('writes the Approval section without a made-up problem after a crash as vaultd asks', async () => {
     const running = daemon as DaemonProcess;
-    let killed = false;
-    const watcher = watch(join(vault.root, '.vaultd'), (_event, file) => {
-      if (file !== 'approval-requests.jsonl' || killed) return;
-      if (readFileSync(requestsFile(), 'utf8').includes('"callId":"asked-1"')) {
-        running.child.kill('SIGKILL');
-        killed = true;
-      }
-    });
+    const kill = killOn(
+      running,
+      join(vault.root, '.vaultd'),
+      (file) =>
+        file === 'approval-requests.jsonl' &&
+        readFileSync(requestsFile(), 'utf8').includes('"callId":"asked-1"'),
+    );
     try {
       await vault.drop(
         'asked.md',
         note('Asked', callBlock('danger_zone', { target: 'asked' }, 'asked-1')),
       );
-      await waitFor(() => killed, { message: 'the request made and vaultd killed' });
+      await waitFor(() => kill.killed(), { message: 'the request made and vaultd killed' });
       await running.exited;
     } finally {
-      watcher.close();
+      kill.close();
     }
     daemon = await startDaemon(vault);
     const text = await waitPending(vault, 'asked.md');
@@ -456,22 +457,20 @@ describe('e2e: a preview gone stale just before a stop', { timeout: 120_000 }, (
         .find((l) => l.includes('"t":"request"') && l.includes('"callId":"e1"'));
       const voided = `"id":"${(JSON.parse(line ?? '{}') as { id?: string }).id}","state":"superseded"`;
       const running = daemon;
-      let killed = false;
-      const watcher = watch(join(vault.root, '.vaultd'), (_event, file) => {
-        if (file !== 'approval-requests.jsonl' || killed) return;
-        if (readFileSync(requests, 'utf8').includes(voided)) {
-          running.child.kill('SIGKILL');
-          killed = true;
-        }
-      });
+      const kill = killOn(
+        running,
+        join(vault.root, '.vaultd'),
+        (file) =>
+          file === 'approval-requests.jsonl' && readFileSync(requests, 'utf8').includes(voided),
+      );
       try {
         await editInPlace(join(vault.root, 'Pending_Approval', name), (t) =>
           tickBox(t, 'e1', 'approve'),
         );
-        await waitFor(() => killed, { message: 'the approval voided and vaultd killed' });
+        await waitFor(() => kill.killed(), { message: 'the approval voided and vaultd killed' });
         await running.exited;
       } finally {
-        watcher.close();
+        kill.close();
       }
       daemon = await startDaemon(vault);
       const text = await waitPending(vault, name);
