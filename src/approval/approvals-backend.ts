@@ -2,7 +2,7 @@ import type { Executor } from '../execute/executor.ts';
 import type { ApiDecision, ApprovalsBackend, ApprovalView } from '../observe/approvals-api.ts';
 import { compileGrant, grantToolName } from './grants.ts';
 import type { ApprovalGate } from './gate.ts';
-import type { ApprovalRequest } from './requests.ts';
+import { isWaiting, type ApprovalRequest } from './requests.ts';
 
 /**
  * The approvals the HTTP API lists and decides, on the daemon's gate: a decision is recorded on
@@ -21,10 +21,7 @@ export function approvalsBackend(
   checker: Pick<Executor, 'check'>,
 ): ApprovalsBackend {
   return {
-    list: () =>
-      (gate.requests?.pending() ?? [])
-        .filter((r) => Date.parse(r.expiresAt) > Date.now())
-        .map(view),
+    list: () => (gate.requests?.pending() ?? []).filter((r) => isWaiting(r)).map(view),
     async decide(id: string, input: ApiDecision) {
       const request = gate.requests?.get(id);
       if (request === undefined)

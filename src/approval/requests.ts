@@ -70,6 +70,16 @@ export interface ApprovalRequest {
   readonly claimedFrom?: MoveFolder;
 }
 
+/**
+ * Whether a request waits for a human: pending and not past its expiry. What `vaultd approvals`,
+ * the HTTP API, the Dashboard, `vaultd status` and the pending metric list and count.
+ * @param request the request.
+ * @param now the time to compare its expiry with.
+ */
+export function isWaiting(request: ApprovalRequest, now = Date.now()): boolean {
+  return request.state === 'pending' && Date.parse(request.expiresAt) > now;
+}
+
 /** A folder whose move decides: `approved` or `rejected`. */
 export type MoveFolder = 'approved' | 'rejected';
 
@@ -182,8 +192,7 @@ export class ApprovalRequests {
    */
   waiting(now = Date.now()): number {
     let n = 0;
-    for (const r of this.#byId.values())
-      if (r.state === 'pending' && Date.parse(r.expiresAt) > now) n++;
+    for (const r of this.#byId.values()) if (isWaiting(r, now)) n++;
     return n;
   }
 

@@ -198,10 +198,6 @@ function checkDuration(key: string, text: unknown, problems: string[]): number {
 }
 
 /**
- * Compile the policy rules now, so that a malformed one stops the start (or a reload) with the
- * rule quoted, instead of surfacing later; every bad rule is reported.
- */
-/**
  * `http.allowed_origins` entries that no browser sends: an `Origin` header is `scheme://host` with
  * a port only when it is not the scheme's default, and no path, so `https://dash.example/` (or
  * with a path, or `:443`) could never match, and the page would be refused with no hint why.
@@ -232,6 +228,10 @@ function checkOrigins(origins: unknown): string[] {
   return problems;
 }
 
+/**
+ * Compile the policy rules now, so that a malformed one stops the start (or a reload) with the
+ * rule quoted, instead of surfacing later; every bad rule is reported.
+ */
 function checkPolicy(policy: unknown): string[] {
   if (!isMapping(policy)) return [];
   const problems: string[] = [];

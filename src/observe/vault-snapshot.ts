@@ -1,5 +1,6 @@
 import { readdir, stat } from 'node:fs/promises';
 import type { ApprovalRequest } from '../approval/index.ts';
+import { isWaiting } from '../approval/requests.ts';
 import type { VaultLayout } from '../vault/index.ts';
 import { isNoteFile } from '../vault/note-files.ts';
 
@@ -71,7 +72,7 @@ export function pendingNotes(
   now = Date.now(),
 ): PendingNote[] {
   const waiting = requests
-    .filter((r) => r.state === 'pending' && Date.parse(r.expiresAt) > now)
+    .filter((r) => isWaiting(r, now))
     .sort((a, b) => a.requestedAt.localeCompare(b.requestedAt));
   const byNote = new Map<string, { id: string; tool: string; requested_at: string }[]>();
   for (const r of waiting) {

@@ -1,7 +1,6 @@
 import { basename, dirname, join } from 'node:path';
 import { mightHaveToolCall, NoteTooComplexError } from '../note/index.ts';
 import type { ParsedNote } from '../note/types.ts';
-import type { ApprovalRequest } from '../approval/index.ts';
 import type { ToolResult } from '../protocol/types.ts';
 import {
   claimNote,
@@ -29,7 +28,7 @@ import {
   sameFile,
   type NoteRead,
 } from './read-note.ts';
-import type { MoveFolder } from '../approval/index.ts';
+import type { ApprovalRequest, MoveFolder } from '../approval/index.ts';
 import { settleCalls, type NoteWork, type Ordered } from './settle-calls.ts';
 import { yieldAtItem, yieldWhenSpent } from '../protocol/slice.ts';
 import { chooseTarget, writeBack } from './write-back.ts';
@@ -203,8 +202,7 @@ async function decisionToApply(
       foreignTicks.push(`tick ${decision.id} ${decision.nonce ?? ''} ${decision.decision}`);
     }
     if (request === undefined || !ours) continue;
-    if (request.state === 'approved' || request.state === 'rejected' || request.state === 'expired')
-      return { apply: true, until: 0 };
+    if (isSettled(request)) return { apply: true, until: 0 };
     if (request.state !== 'pending') continue;
     const expires = Date.parse(request.expiresAt);
     if (expires <= now) return { apply: true, until: 0 };
@@ -340,7 +338,7 @@ async function bindRequests(
   const requests = ctx.gate.requests;
   if (requests === undefined) return;
   // The move that decides is recorded with the claim: resumed, the note is decided by it still.
-  const via = from === 'approved' || from === 'rejected' ? from : undefined;
+  const via = moveFolderOf(from) ?? undefined;
   const section = await ctx.notes.approval(text);
   if (!section.found) {
     // Moved to decide with the section deleted: the open requests recorded for the note.
@@ -357,6 +355,11 @@ async function bindRequests(
     if (request.state !== 'consumed' && request.state !== 'superseded')
       await requests.moved(request.id, noteKey(ctx, claimed), via);
   }
+}
+
+/** The folder `from` when a note moved there is decided by the move, else null. */
+function moveFolderOf(from: FolderKind): MoveFolder | null {
+  return from === 'approved' || from === 'rejected' ? from : null;
 }
 
 /**
@@ -500,12 +503,7 @@ async function workClaimed(
     }
     const name = readClaimedName(basename(path)).original;
     const key = noteKey(ctx, path);
-    const movedTo =
-      from === 'approved' || from === 'rejected'
-        ? from
-        : from === 'in_progress'
-          ? claimedFrom(ctx, key, name)
-          : null;
+    const movedTo = from === 'in_progress' ? claimedFrom(ctx, key, name) : moveFolderOf(from);
     await work(ctx, { path, key, name, from, movedTo, origin, text: read.text, parsed }, read);
     ctx.deferrals.delete(path);
     return;

@@ -678,7 +678,7 @@ async function decideAsking(
       `no pending approval for this call (${why}); the call was not run. If it is still needed, write it again as a new call and wait for a human's decision`,
     );
   }
-  return waitFor(ctx, work, ask, ask.reason === '' ? [] : []);
+  return waitFor(ctx, work, ask, []);
 }
 
 /** How a human rejected a call, for its result. */

@@ -11,6 +11,7 @@ import {
   type RequestDecision,
 } from '../../approval/index.ts';
 import { readWaitingDecision, submitDecision } from '../../approval/decision-files.ts';
+import { isWaiting } from '../../approval/requests.ts';
 import { CONFIG_DEFAULTS } from '../../config/defaults.ts';
 import { loadConfig } from '../../config/index.ts';
 import { readLock, resolveLayout, STATE_DIR_NAME } from '../../vault/index.ts';
@@ -138,9 +139,7 @@ export async function runDecision(
 export async function runApprovals(options: CommonOptions & { json?: boolean }): Promise<number> {
   const stateDir = await findStateDir(undefined, options);
   const now = Date.now();
-  const pending = (await readRequests(stateDir)).filter(
-    (r) => r.state === 'pending' && Date.parse(r.expiresAt) > now,
-  );
+  const pending = (await readRequests(stateDir)).filter((r) => isWaiting(r, now));
   if (options.json === true) {
     process.stdout.write(`${printableJson(pending)}\n`);
     return EXIT.ok;

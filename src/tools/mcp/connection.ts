@@ -202,11 +202,10 @@ export class McpConnection {
       });
     }
     clearTimeout(timer);
-    if (this.#isStopped() || this.#transport !== transport) {
-      // Stopped (or replaced) while it connected: this connection is nobody's to keep.
-      if (this.#transport === transport) await this.#close();
-      else await Promise.all([client.close(), transport.close()]).catch(() => undefined);
-      throw new Error(`MCP server ${this.config.name} was stopped`);
+    if (this.#transport !== transport) {
+      // Closed while it connected (a stop, or the session refused): whoever closed it closed it
+      // whole, and one connect runs at a time, so nothing else replaced it.
+      throw new Error(`MCP server ${this.config.name}: the connection closed while it was made`);
     }
     this.#state = 'up';
     this.#upSince = performance.now();
@@ -346,11 +345,6 @@ export class McpConnection {
     await client?.close().catch(() => undefined);
     // Also when the client never connected; a stdio server's transport ends its process group.
     await transport?.close().catch(() => undefined);
-  }
-
-  /** Read through a method: a check before an `await` narrows the field for TypeScript. */
-  #isStopped(): boolean {
-    return this.#state === 'stopped';
   }
 
   #stderrTail(): string {
