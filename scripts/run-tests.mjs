@@ -2,9 +2,9 @@
 // Runs every test/**/*.test.ts through node:test with tsx. Node 20 does not expand globs in
 // `--test`, so the file list is spelled out here. Extra arguments are passed to node --test
 // (e.g. `npm test -- --test-name-pattern=executor`); a path argument narrows the files.
-// `--test-force-exit`: a test file ends when its tests do, even if a process a failed test
-// started is still running (test/helpers/vault.ts kills those on exit), instead of the suite
-// waiting for it for ever.
+// No `--test-force-exit`: it can end a file's process before its last results reach the runner
+// (fewer tests counted, a failure possibly among them). Daemons a failed test left running are
+// killed by test/helpers/vault.ts once the file's tests are done.
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -31,7 +31,7 @@ if (files.length === 0) {
 }
 const child = spawn(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-force-exit', ...flags, ...files],
+  ['--import', 'tsx', '--test', '--test-concurrency=2', ...flags, ...files],
   { stdio: 'inherit', cwd: root },
 );
 child.on('exit', (code, signal) => process.exit(signal ? 1 : (code ?? 1)));

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after } from 'node:test';
 import { waitFor } from './wait-for.ts';
 import { CONFIG_DEFAULTS } from '../../src/config/defaults.ts';
 import { readClaimedName } from '../../src/vault/claim.ts';
@@ -112,13 +113,15 @@ export interface DaemonProcess {
 }
 
 /**
- * Daemons started by {@link startCli} and still running: killed when the test file's process
- * exits (the runner's `--test-force-exit` ends it once its tests are done). A daemon a failed
- * test left running kept the file's process alive through its pipes, and the whole suite waited
- * for it for ever (seen under load, where a start took longer than `ready` waits).
+ * Daemons started by {@link startCli} and still running: killed once every test of the file has
+ * run (a hook on the file's root test). A daemon a failed test left running kept the file's
+ * process alive through its pipes, and the whole suite waited for it for ever (seen under load,
+ * where a start took longer than `ready` waits). Not `--test-force-exit`: it ended a file's
+ * process before its last results reached the runner, which then counted fewer tests (65 of 67
+ * in one of six runs of test/approval/policy.test.ts).
  */
 const running = new Set<ChildProcess>();
-process.on('exit', () => {
+after(() => {
   for (const child of running) child.kill('SIGKILL');
 });
 
