@@ -68,6 +68,13 @@ export interface ApprovalRequest {
    * crash audit).
    */
   readonly claimedFrom?: MoveFolder;
+  /**
+   * Where the note was (its claim in `In_Progress/`) when the request was bound to `note`, the
+   * name the note was about to get in `Pending_Approval/`: the binding is written before the note
+   * moves, and a note still found there after a stop never got that name (see
+   * {@link ApprovalRequests.boundAhead}).
+   */
+  readonly movedFrom?: string;
 }
 
 /**
@@ -103,7 +110,7 @@ type Line =
   | ({ t: 'request' } & Omit<ApprovalRequest, 'state' | 'decision'>)
   | { t: 'decide'; id: string; decision: RequestDecision }
   | { t: 'state'; id: string; state: RequestState; at: string }
-  | { t: 'note'; id: string; note: string; from?: MoveFolder };
+  | { t: 'note'; id: string; note: string; from?: MoveFolder; movedFrom?: string };
 
 /** How long requests in a final state are kept for the record. */
 const KEEP_FINAL_MS = 7 * 86_400_000;
@@ -318,19 +325,48 @@ export class ApprovalRequests {
   }
 
   /**
-   * Record where a request's note is now (it moved between folders).
+   * Record where a request's note is now (it moved between folders), or is about to be.
    * @param id the request id.
    * @param note vault-relative path.
-   * @param from for a claim, the folder whose move decides that the note was taken from.
+   * @param options `from`: for a claim, the folder whose move decides that the note was taken
+   *   from; `movedFrom`: for a binding made before the note moves to `note`, where it is now.
    */
-  async moved(id: string, note: string, from?: MoveFolder): Promise<void> {
+  async moved(
+    id: string,
+    note: string,
+    options: { readonly from?: MoveFolder | undefined; readonly movedFrom?: string } = {},
+  ): Promise<void> {
+    const { from, movedFrom } = options;
     await this.#oneAtATime(id, async () => {
       const request = this.#byId.get(id);
-      if (request?.note === note && request.claimedFrom === from) return;
-      await this.#append(
-        from === undefined ? { t: 'note', id, note } : { t: 'note', id, note, from },
-      );
+      if (
+        request?.note === note &&
+        request.claimedFrom === from &&
+        (movedFrom === undefined || request.movedFrom === movedFrom)
+      ) {
+        return;
+      }
+      await this.#append({
+        t: 'note',
+        id,
+        note,
+        ...(from === undefined ? {} : { from }),
+        ...(movedFrom === undefined ? {} : { movedFrom }),
+      });
     });
+  }
+
+  /**
+   * The requests still open (pending or approved) that were bound, before a move, to the name a
+   * note at `key` was about to get: when the note is still at `key` (a stop came between the
+   * binding and the move), they are its own, and the note never got the name they give.
+   * @param key the vault-relative path the note was moved from (its claim).
+   */
+  boundAhead(key: string): ApprovalRequest[] {
+    return this.all().filter(
+      (r) =>
+        r.movedFrom === key && r.note !== key && (r.state === 'pending' || r.state === 'approved'),
+    );
   }
 
   /**
@@ -510,14 +546,15 @@ function applyLine(byId: Map<string, ApprovalRequest>, line: Line): void {
   } else if (line.t === 'state') {
     byId.set(line.id, Object.freeze({ ...request, state: line.state }));
   } else {
-    const { claimedFrom: _from, ...rest } = request;
+    const { claimedFrom: _from, movedFrom: _movedFrom, ...rest } = request;
     byId.set(
       line.id,
-      Object.freeze(
-        line.from === undefined
-          ? { ...rest, note: line.note }
-          : { ...rest, note: line.note, claimedFrom: line.from },
-      ),
+      Object.freeze({
+        ...rest,
+        note: line.note,
+        ...(line.from === undefined ? {} : { claimedFrom: line.from }),
+        ...(line.movedFrom === undefined ? {} : { movedFrom: line.movedFrom }),
+      }),
     );
   }
 }
@@ -554,7 +591,8 @@ function parseLine(value: unknown): Line | null {
       return STATES.has(String(v['state'])) ? (v as Line) : null;
     case 'note':
       return typeof v['note'] === 'string' &&
-        (v['from'] === undefined || v['from'] === 'approved' || v['from'] === 'rejected')
+        (v['from'] === undefined || v['from'] === 'approved' || v['from'] === 'rejected') &&
+        (v['movedFrom'] === undefined || typeof v['movedFrom'] === 'string')
         ? (v as Line)
         : null;
     default:

@@ -11,6 +11,7 @@ import {
   recoverInterruptedMove,
 } from '../vault/index.ts';
 import { lstat } from '../vault/fs-calls.ts';
+import { isVanished } from '../vault/fs-errors.ts';
 import type { FolderKind } from '../vault/watcher.ts';
 import { LIGHT_NOTE_CALLS, mentionsOfToolCall } from './call-budget.ts';
 import { isInfrastructureError } from './conditions.ts';
@@ -344,7 +345,7 @@ async function bindRequests(
     // Moved to decide with the section deleted: the open requests recorded for the note.
     for (const request of requests.openFor(basename(path))) {
       if (isRequestOf(ctx, request.note, path))
-        await requests.moved(request.id, noteKey(ctx, claimed), via);
+        await requests.moved(request.id, noteKey(ctx, claimed), { from: via });
     }
     return;
   }
@@ -353,7 +354,7 @@ async function bindRequests(
     if (request === undefined || request.callId !== decision.id) continue;
     if (!isRequestOf(ctx, request.note, path)) continue;
     if (request.state !== 'consumed' && request.state !== 'superseded')
-      await requests.moved(request.id, noteKey(ctx, claimed), via);
+      await requests.moved(request.id, noteKey(ctx, claimed), { from: via });
   }
 }
 
@@ -461,6 +462,7 @@ async function workClaimed(
   origin: string,
 ): Promise<JobOutcome> {
   try {
+    if (from === 'in_progress') await rebindBoundAhead(ctx, noteKey(ctx, path));
     // What runs is what is in In_Progress/ now: the claim moved the file we read, but another
     // file may have been put in its place between our read and the claim. The file we read is
     // still open, so the same inode there, unchanged, is the same file; anything else is read.
@@ -513,6 +515,34 @@ async function workClaimed(
       ctx.logger.error({ err: failure, note: noteKey(ctx, path) }, 'could not fail the note');
     });
     return;
+  }
+}
+
+/**
+ * Take back the requests of a note resumed in `In_Progress/` that were bound to the name it was
+ * about to get in `Pending_Approval/`, when it never got there: a kill between the binding and
+ * the move left them pending under that name, the resumed note asked the human again with new
+ * ones, and the old ones stayed listed (the Dashboard, `vaultd approvals`) until they expired,
+ * two requests for one call. Bound back to the claim, they are the ones the note's section
+ * names, so the note waits on them again. A request whose named note exists stays where it is:
+ * that note is the one it was bound to.
+ * @param ctx the pipeline context.
+ * @param key the resumed note's vault-relative path.
+ */
+async function rebindBoundAhead(ctx: PipelineContext, key: string): Promise<void> {
+  const requests = ctx.gate.requests;
+  if (requests === undefined) return;
+  for (const request of requests.boundAhead(key)) {
+    const there = await lstat(join(ctx.layout.root, request.note)).then(
+      () => true,
+      (error: unknown) => !isVanished(error),
+    );
+    if (there) continue;
+    await requests.moved(request.id, key);
+    ctx.logger.info(
+      { note: key, call: request.callId, request: request.id },
+      'approval request bound back to its note: vaultd stopped before the note moved to wait',
+    );
   }
 }
 
@@ -754,12 +784,14 @@ async function finish(
   // there: bound after, a kill between left them bound to the claim, which counts only for a
   // note of the claim's own name, and a note filed as `x-1.md` beside another `x.md` could never
   // be approved (crash audit). A kill before the move leaves them bound to a name the note does
-  // not have yet: resumed, it is asked again.
+  // not have yet, which the resumed note takes back (rebindBoundAhead).
   const bindPending =
     target === 'pending' && requests !== undefined
       ? async (dest: string): Promise<void> => {
           const key = noteKey(ctx, dest);
-          for (const p of pending) if (p.nonce !== undefined) await requests.moved(p.nonce, key);
+          for (const p of pending) {
+            if (p.nonce !== undefined) await requests.moved(p.nonce, key, { movedFrom: note.key });
+          }
         }
       : undefined;
   const moved = await moveClaimed(note.path, dir, note.name, ctx.layout.root, bindPending);

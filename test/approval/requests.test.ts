@@ -220,4 +220,40 @@ describe('ApprovalRequests', () => {
     await mkdir(join(stateDir, 'x'));
     await store.close();
   });
+
+  it('keeps where a note was when bound ahead of its move, through a reopen and a compaction, until it moves again', async () => {
+    const store = await ApprovalRequests.open(stateDir);
+    const request = await store.create({ ...call, note: 'In_Progress/a.vaultd-x-1-2-3.md' });
+    await store.moved(request.id, 'Pending_Approval/a.md', {
+      movedFrom: 'In_Progress/a.vaultd-x-1-2-3.md',
+    });
+    assert.deepEqual(
+      store.boundAhead('In_Progress/a.vaultd-x-1-2-3.md').map((r) => r.id),
+      [request.id],
+    );
+    assert.deepEqual(store.boundAhead('In_Progress/a.vaultd-y-1-2-3.md'), []);
+    await store.close();
+
+    const reopened = await ApprovalRequests.open(stateDir);
+    assert.equal(reopened.get(request.id)?.movedFrom, 'In_Progress/a.vaultd-x-1-2-3.md');
+    await reopened.compact();
+    await reopened.close();
+    const compacted = await ApprovalRequests.open(stateDir);
+    assert.equal(compacted.get(request.id)?.note, 'Pending_Approval/a.md');
+    assert.equal(compacted.get(request.id)?.movedFrom, 'In_Progress/a.vaultd-x-1-2-3.md');
+    // The same binding again writes nothing; a later move forgets where it was.
+    await compacted.moved(request.id, 'Pending_Approval/a.md');
+    assert.equal(compacted.get(request.id)?.movedFrom, 'In_Progress/a.vaultd-x-1-2-3.md');
+    await compacted.moved(request.id, 'In_Progress/a.vaultd-z-1-2-3.md', { from: 'approved' });
+    assert.equal(compacted.get(request.id)?.movedFrom, undefined);
+    assert.equal(compacted.get(request.id)?.claimedFrom, 'approved');
+    assert.deepEqual(compacted.boundAhead('In_Progress/a.vaultd-x-1-2-3.md'), []);
+    // Decided and used, it is no longer open.
+    await compacted.moved(request.id, 'Pending_Approval/a.md', {
+      movedFrom: 'In_Progress/a.vaultd-z-1-2-3.md',
+    });
+    await compacted.setState(request.id, 'consumed');
+    assert.deepEqual(compacted.boundAhead('In_Progress/a.vaultd-z-1-2-3.md'), []);
+    await compacted.close();
+  });
 });

@@ -423,6 +423,53 @@ describe('e2e: an approval used just before a stop', { timeout: 120_000 }, () =>
       .filter((l) => l.includes('"t":"request"') && l.includes('"callId":"asked-1"'));
     assert.equal(asked.length, 1, 'asked once');
   });
+  // The requests of a note that goes to wait are bound to its name in Pending_Approval/ before it
+  // moves there. A kill between left them pending under a name the note never got: the resumed
+  // note asked the human again with a new request, and the old one stayed listed (Dashboard,
+  // vaultd approvals) until it expired, two requests for one call. The state such a kill leaves
+  // is made here from vaultd's own records: the note put back under its claim, the claim's
+  // process gone, the binding line as vaultd wrote it.
+  it('keeps the one request of a note killed after its binding and before its move to wait', async () => {
+    const name = 'ahead.md';
+    await vault.drop(name, note('Ahead', callBlock('danger_zone', { target: 'ahead' }, 'ah-1')));
+    await waitPending(vault, name);
+    const id = await requestId('ah-1');
+    const binding = (await readFile(requestsFile(), 'utf8'))
+      .split('\n')
+      .filter((l) => l.includes('"t":"note"') && l.includes(`"id":"${id}"`))
+      .map((l) => JSON.parse(l) as { note: string; movedFrom?: string })
+      .at(-1);
+    assert.equal(binding?.note, `Pending_Approval/${name}`);
+    assert.match(binding?.movedFrom ?? '', /^In_Progress\/ahead\.vaultd-.+\.md$/);
+    assert.equal(await stopDaemon(daemon as DaemonProcess), 0);
+    daemon = undefined;
+    await rename(
+      join(vault.root, 'Pending_Approval', name),
+      join(vault.root, binding?.movedFrom ?? ''),
+    );
+    daemon = await startDaemon(vault);
+    const text = await waitPending(vault, name);
+    assert.ok(text.includes(id), 'the note names the request it was asked with');
+    const asked = (await readFile(requestsFile(), 'utf8'))
+      .split('\n')
+      .filter((l) => l.includes('"t":"request"') && l.includes('"callId":"ah-1"'));
+    assert.equal(asked.length, 1, 'asked once');
+    const listed = startCli(['approvals', '--json', '--config', vault.configPath]);
+    assert.equal(await listed.exited, 0, listed.output());
+    const waiting = (JSON.parse(listed.output()) as { id: string; callId: string }[])
+      .filter((r) => r.callId === 'ah-1')
+      .map((r) => r.id);
+    assert.deepEqual(waiting, [id], 'one call waiting, with the request it was asked with');
+    await editInPlace(join(vault.root, 'Pending_Approval', name), (t) =>
+      tickBox(t, 'ah-1', 'approve'),
+    );
+    const [result] = resultsOf(await waitInFolder(vault, name, 'Done', 30_000));
+    assert.equal(result?.status, 'success', JSON.stringify(result));
+    assert.deepEqual(
+      (await readLines(dangerLog)).filter((l) => l === 'ahead'),
+      ['ahead'],
+    );
+  });
 });
 
 describe('e2e: a preview gone stale just before a stop', { timeout: 120_000 }, () => {
