@@ -36,7 +36,11 @@ export interface ExecutionLogEntry {
 
 /** Options of {@link ExecutionLog}. */
 export interface ExecutionLogOptions {
-  /** Lines are written at most this long after `append`; default 100 ms. */
+  /**
+   * How long after `append` its line is written at the latest, while no write is under way;
+   * default 0: at the end of the event loop's turn (lines appended in one turn, or while a write
+   * is under way, are written together).
+   */
   flushDelayMs?: number;
   /** Told about a write that failed (the lines are dropped); default: ignored. */
   onError?: (error: unknown) => void;
@@ -48,11 +52,18 @@ export interface ExecutionLogOptions {
 }
 
 const FILE_PATTERN = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
+/** How long after a failed write the next is tried, in ms. */
+const RETRY_DELAY_MS = 1000;
 
 /**
  * The execution log (issue 3, item 9): one JSON line per executed call in `Logs/YYYY-MM-DD.jsonl`
- * (the UTC date of the entry's timestamp). Appends are buffered and written through one kept-open
- * handle per day within `flushDelayMs`, and on {@link ExecutionLog.flush} / {@link ExecutionLog.close}.
+ * (the UTC date of the entry's timestamp). Appends are written through one kept-open handle per
+ * day, one write at a time: the lines appended in one turn of the event loop, or while a write is
+ * under way, go out together as soon as it is done (several notes' lines per system call under
+ * load), and on {@link ExecutionLog.flush} / {@link ExecutionLog.close}. Written right away, a
+ * line is in the kernel's hands well before a kill could take it: a 100 ms timer lost the lines
+ * of every call finished in the last 100 ms before a SIGKILL or the OOM killer, though their
+ * notes were in `Done/`. Nothing is fsynced: a power cut can still take the last lines.
  *
  * A day's file is opened without following a link. One that is a symbolic link (an agent planting
  * today's or tomorrow's name to make vaultd append to a file outside the vault), a hard link, or
@@ -68,18 +79,23 @@ export class ExecutionLog {
   private readonly vault: string;
   private buffered = new Map<string, string[]>();
   private readonly handles = new Map<string, FileHandle>();
-  private timer: NodeJS.Timeout | undefined;
+  /** The pending write of what was appended, and how to call it off. */
+  private timer: { readonly cancel: () => void } | undefined;
+  /** Writes under way (flush's chain): a line appended meanwhile is written right after them. */
+  private writing = 0;
+  /** Whether the last write failed for some day's file. */
+  private failing = false;
   private chain: Promise<void> = Promise.resolve();
   private closed = false;
 
   /**
    * @param logsDir absolute path of the `Logs/` folder; created on first write.
-   * @param options `flushDelayMs` (default 100), `onError`, `vault` (default the folder above).
+   * @param options `flushDelayMs` (default 0), `onError`, `vault` (default the folder above).
    */
   constructor(logsDir: string, options: ExecutionLogOptions = {}) {
     this.dir = logsDir;
     this.vault = options.vault ?? dirname(logsDir);
-    this.flushDelayMs = options.flushDelayMs ?? 100;
+    this.flushDelayMs = options.flushDelayMs ?? 0;
     this.onError = options.onError ?? (() => undefined);
   }
 
@@ -99,22 +115,46 @@ export class ExecutionLog {
       this.buffered.set(day, lines);
     }
     lines.push(`${JSON.stringify(entry)}\n`);
-    this.timer ??= setTimeout(() => {
+    // While a write is under way, its end writes this line (see flush).
+    if (this.writing === 0) this.#schedule();
+  }
+
+  /** Write what was appended at the end of this turn (or after `flushDelayMs`), unless due already. */
+  #schedule(): void {
+    if (this.timer !== undefined) return;
+    const due = (): void => {
       this.timer = undefined;
       void this.flush().catch(this.onError);
-    }, this.flushDelayMs);
+    };
+    // After a failed write (Logs/ refused, a full disk), one attempt a second: not one error
+    // logged per note.
+    const delayMs = this.failing ? Math.max(this.flushDelayMs, RETRY_DELAY_MS) : this.flushDelayMs;
+    if (delayMs > 0) {
+      const timeout = setTimeout(due, delayMs);
+      this.timer = { cancel: () => clearTimeout(timeout) };
+    } else {
+      const immediate = setImmediate(due);
+      this.timer = { cancel: () => clearImmediate(immediate) };
+    }
   }
 
   /** Write every buffered line now. */
   flush(): Promise<void> {
     if (this.timer !== undefined) {
-      clearTimeout(this.timer);
+      this.timer.cancel();
       this.timer = undefined;
     }
     const batch = this.buffered;
     this.buffered = new Map();
+    this.writing += 1;
     const result = this.chain.then(() => this.write(batch));
-    this.chain = result.catch(() => undefined);
+    this.chain = result
+      .catch(() => undefined)
+      .then(() => {
+        this.writing -= 1;
+        // Lines appended while this write was under way go out now, together.
+        if (this.writing === 0 && this.buffered.size > 0) this.#schedule();
+      });
     return result;
   }
 
@@ -128,6 +168,7 @@ export class ExecutionLog {
 
   private async write(batch: Map<string, string[]>): Promise<void> {
     if (batch.size === 0) return;
+    let failed = false;
     const days = [...batch.keys()].sort();
     const latest = days[days.length - 1] as string;
     for (const day of days) {
@@ -160,9 +201,11 @@ export class ExecutionLog {
         }
         await handle.writeFile((batch.get(day) as string[]).join(''), 'utf8');
       } catch (error) {
+        failed = true;
         this.onError(toVaultIoError('append', path, error));
       }
     }
+    this.failing = failed;
     // Keep only the newest day's file open: older days get a late line rarely.
     for (const [day, handle] of this.handles) {
       if (day < latest) {

@@ -96,6 +96,54 @@ describe('ExecutionLog', () => {
     await waitFor(async () => (await readFile(file, 'utf8')).split('\n').length === 3);
   });
 
+  // A 100 ms timer lost the lines of the calls finished in the last 100 ms before a SIGKILL or
+  // the OOM killer, though their notes were in Done/. The line is written without any timer now:
+  // with timers that never fire, it is in the file after a few turns of the event loop.
+  it('writes a line at the end of the turn it was appended in, with no timer', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'setInterval'] });
+    const log = new ExecutionLog(logsDir);
+    logs.push(log);
+    log.append(entry('now', '2026-01-02T10:00:00.000Z'));
+    log.append(entry('with-it', '2026-01-02T10:00:00.500Z'));
+    const file = join(logsDir, '2026-01-02.jsonl');
+    let text = '';
+    for (let turn = 0; turn < 2000 && text.split('\n').length < 3; turn++) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      text = await readFile(file, 'utf8').catch(() => '');
+    }
+    assert.deepEqual(
+      text
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => (JSON.parse(l) as ExecutionLogEntry).call_id),
+      ['now', 'with-it'],
+    );
+  });
+
+  it('tries again once a second after a failed write, not once per line', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'setInterval'] });
+    await mkdir(join(logsDir, '..'), { recursive: true });
+    await writeFile(logsDir, 'a file where the Logs folder should be');
+    const errors: unknown[] = [];
+    const log = new ExecutionLog(logsDir, { onError: (error) => errors.push(error) });
+    logs.push(log);
+    const turns = async (n: number): Promise<void> => {
+      for (let i = 0; i < n; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+    };
+    log.append(entry('a', '2026-01-03T10:00:00.000Z'));
+    for (let i = 0; i < 200 && errors.length === 0; i++) await turns(1);
+    assert.equal(errors.length, 1);
+    for (let i = 0; i < 20; i++) {
+      log.append(entry(`b${i}`, '2026-01-03T10:00:01.000Z'));
+      await turns(5);
+    }
+    assert.equal(errors.length, 1, 'no write before the retry is due');
+    t.mock.timers.tick(1000);
+    for (let i = 0; i < 200 && errors.length === 1; i++) await turns(1);
+    await turns(50);
+    assert.equal(errors.length, 2, 'one more attempt, for all the lines');
+  });
+
   it('appends to an existing day file, starting on a fresh line after a torn one', async () => {
     const first = new ExecutionLog(logsDir);
     first.append(entry('a', '2026-03-03T10:00:00.000Z'));
