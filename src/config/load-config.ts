@@ -149,6 +149,22 @@ export function configFileOf(config: Config): string | undefined {
 }
 
 /**
+ * A loaded config with some top-level keys replaced, still tied to the file and the `${ENV}`
+ * values it was loaded with ({@link configFileOf}, {@link envValuesOf}): a spread copy loses them,
+ * and with them the tools' refusal to read or write that file.
+ * @param config a config returned by {@link loadConfig}.
+ * @param changes the top-level keys to replace.
+ */
+export function changeConfig(config: Config, changes: Partial<Config>): Config {
+  const changed: Config = deepFreeze({ ...config, ...changes });
+  const file = CONFIG_FILES.get(config);
+  if (file !== undefined) CONFIG_FILES.set(changed, file);
+  const env = ENV_VALUES.get(config);
+  if (env !== undefined) ENV_VALUES.set(changed, env);
+  return changed;
+}
+
+/**
  * `folders.outbox` (the folder vaultd creates and keeps clear of temp files) and the notify pack's
  * `outbox.folder` (where `send_notification` files a message) name one folder: either one set
  * fills in the other, and both set to different folders is a problem.

@@ -3,7 +3,7 @@ import { createLogger } from '../../observe/logger.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { CommonOptions } from '../main.ts';
 import { loadSetup } from '../setup.ts';
-import { envValuesOf } from '../../config/index.ts';
+import { changeConfig, envValuesOf } from '../../config/index.ts';
 import { collectSecrets, createRedactor } from '../../observe/redact.ts';
 import { ToolRegistry } from '../../protocol/index.ts';
 import { createProgressBar } from '../progress-bar.ts';
@@ -22,10 +22,10 @@ export async function runDaemonCommand(
   const setup = await loadSetup(options);
   const { packs } = setup;
   // `once` drains and exits: it opens no HTTP port (a daemon may hold it, and nothing would have
-  // time to read it).
+  // time to read it). The copy keeps its file known, so the tools still may not read or write it.
   const config = mode.watch
     ? setup.config
-    : { ...setup.config, http: { ...setup.config.http, port: null } };
+    : changeConfig(setup.config, { http: { ...setup.config.http, port: null } });
   const registry = new ToolRegistry();
   const redact = createRedactor(collectSecrets(setup.config, envValuesOf(setup.config)));
   const bar =
