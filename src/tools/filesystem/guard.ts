@@ -61,6 +61,8 @@ export function guarded<A>(tool: Tool<A>): Tool<A> {
     readOnly: tool.readOnly,
     idempotent: tool.idempotent,
     ...(tool.cacheable === undefined ? {} : { cacheable: tool.cacheable }),
+    ...(tool.timeoutMs === undefined ? {} : { timeoutMs: tool.timeoutMs }),
+    ...(tool.maxOutputBytes === undefined ? {} : { maxOutputBytes: tool.maxOutputBytes }),
     ...(effects === undefined
       ? {}
       : {

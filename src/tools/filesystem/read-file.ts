@@ -2,6 +2,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { defineTool } from '../../protocol/define-tool.ts';
 import { ToolError } from '../../protocol/errors.ts';
 import { toolOutput } from '../../protocol/output.ts';
+import { DEFAULT_MAX_OUTPUT_BYTES } from '../../execute/output-cap.ts';
 import { looksBinary, PATH_PARAM as PATH, READING_TOOL } from './common.ts';
 import { readFilesystemConfig } from './config.ts';
 import { checkSingleLink, fsError, inParent, openForRead } from './pinned.ts';
@@ -12,6 +13,12 @@ const CHUNK = 64 * 1024;
 const COUNT_SCAN_BYTES = 64 * 1024 * 1024;
 /** Bytes of a file one call reads at most (to reach `start_line`, and in all): lines past them are not returned. */
 const MAX_SCAN_BYTES = 256 * 1024 * 1024;
+
+/**
+ * The tool's output cap: the executor's default and room for the line saying where to go on, so
+ * the default `max_read_bytes` (as large as that default) is returned whole with it.
+ */
+const READ_OUTPUT_BYTES = DEFAULT_MAX_OUTPUT_BYTES + 8 * 1024;
 
 type ReadArgs = {
   path: string;
@@ -33,6 +40,7 @@ export const readFile = defineTool<ReadArgs>({
   },
   required: ['path'],
   ...READING_TOOL,
+  maxOutputBytes: READ_OUTPUT_BYTES,
   async handler(args, ctx) {
     if (args.tail !== undefined && (args.start_line !== undefined || args.end_line !== undefined)) {
       throw new ToolError('INVALID_PARAMS', 'give tail, or start_line/end_line, not both');
@@ -50,6 +58,7 @@ export const readFile = defineTool<ReadArgs>({
     const config = readFilesystemConfig(ctx.config);
     const resolved = await ctx.files.resolve(args.path, 'read');
     const shown = ctx.files.display(resolved);
+    const cap = textCap(config.maxReadBytes, ctx.config, shown);
     return inParent(resolved.path, async (dir, name) => {
       const handle = await openForRead(dir, name, shown);
       try {
@@ -75,10 +84,10 @@ export const readFile = defineTool<ReadArgs>({
                 stat.size,
                 args.start_line ?? 1,
                 args.end_line,
-                config.maxReadBytes,
+                cap,
                 ctx.signal,
               )
-            : await readTail(handle, stat.size, args.tail, config.maxReadBytes);
+            : await readTail(handle, stat.size, args.tail, cap);
         const data = {
           path: shown,
           size: stat.size,
@@ -92,12 +101,12 @@ export const readFile = defineTool<ReadArgs>({
         const note = !part.truncated
           ? ''
           : args.tail !== undefined
-            ? `\n[… only these lines fit in ${config.maxReadBytes} bytes]`
+            ? `\n[… only these lines fit in ${cap} bytes]`
             : part.unreached
               ? `\n[… line ${part.startLine ?? 1} is not within the first ${MAX_SCAN_BYTES / (1024 * 1024)} MiB of ${shown}, as far as read_file reads; tail reads the end]`
               : part.endLine === null
-                ? `\n[… line ${part.startLine ?? 1} alone is longer than ${config.maxReadBytes} bytes; read_file cannot return it]`
-                : `\n[… cut at ${config.maxReadBytes} bytes: ${shown} goes on; read on with start_line: ${part.endLine + 1}]`;
+                ? `\n[… line ${part.startLine ?? 1} alone is longer than ${cap} bytes; read_file cannot return it]`
+                : `\n[… cut at ${cap} bytes: ${shown} goes on; read on with start_line: ${part.endLine + 1}]`;
         return toolOutput(part.text + note, data);
       } catch (error) {
         throw fsError(error, shown);
@@ -107,6 +116,30 @@ export const readFile = defineTool<ReadArgs>({
     });
   },
 });
+
+/**
+ * Bytes of text a call returns: `max_read_bytes`, but never so much that the text and the line
+ * saying where to go on pass the tool's output cap (`limits.read_file.max_output_bytes`, else
+ * {@link READ_OUTPUT_BYTES}). When that cap was the executor's default, it cut the last line off, and the agent
+ * read "read on with start_line:" without the line; with a larger `max_read_bytes` it cut the text
+ * and `next_start_line` skipped what was cut.
+ * @param maxReadBytes the pack's `max_read_bytes`.
+ * @param section the pack's config section (its `limits`).
+ * @param shown the path as the marker names it.
+ */
+function textCap(
+  maxReadBytes: number,
+  section: Readonly<Record<string, unknown>>,
+  shown: string,
+): number {
+  const limits = section['limits'] as
+    Record<string, Record<string, unknown> | undefined> | undefined;
+  const own = limits?.['read_file']?.['max_output_bytes'];
+  const output = typeof own === 'number' ? own : READ_OUTPUT_BYTES;
+  // The longest marker: its words, two numbers and the path.
+  const room = 160 + Buffer.byteLength(shown);
+  return Math.max(1, Math.min(maxReadBytes, output - room));
+}
 
 interface Part {
   readonly text: string;
