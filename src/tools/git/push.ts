@@ -6,6 +6,7 @@ import { ToolError } from '../../protocol/errors.ts';
 import type { PreviewBasis, Tool, VaultAccess } from '../../protocol/types.ts';
 import { folderIdentity } from '../../vault/folder-identity.ts';
 import { errnoCode } from '../../vault/fs-errors.ts';
+import { softPreview } from '../filesystem/common.ts';
 import { readGitConfig } from './config.ts';
 import {
   basisOf,
@@ -309,7 +310,8 @@ async function planPush(
  * @param holder the pack's runtime.
  */
 export function pushTool(holder: RuntimeHolder): Tool {
-  return defineTool<{ repo?: string; remote?: string; branch?: string; force?: boolean }>({
+  type PushArgs = { repo?: string; remote?: string; branch?: string; force?: boolean };
+  return defineTool<PushArgs>({
     name: 'git_push',
     pathParameters: ['repo'],
     description:
@@ -341,7 +343,10 @@ export function pushTool(holder: RuntimeHolder): Tool {
     openWorld: true,
     timeoutMs: 120_000,
     normalize: (args) => trimmed(args, ['repo', 'remote', 'branch']),
-    async preview(args, ctx) {
+    // A push that will be refused (an unknown remote, force while force pushes are off) says so
+    // to the human, instead of "no preview".
+    preview: softPreview(async (args: PushArgs, ctx) => {
+      refuseForce(args, readGitConfig(ctx.config).allowForcePush);
       const session = await standaloneWriteSession(holder, ctx, args.repo, ctx.signal);
       const plan = await planPush(session, ctx.files, args);
       const lines = [
@@ -371,15 +376,10 @@ export function pushTool(holder: RuntimeHolder): Tool {
         }
       }
       return { kind: 'text', text: lines.join('\n'), basis };
-    },
+    }),
     async handler(args, ctx) {
       const config = readGitConfig(ctx.config);
-      if (args.force === true && !config.allowForcePush) {
-        throw new ToolError(
-          'PERMISSION_DENIED',
-          'force pushes are off (tools.git.allow_force_push); push without force',
-        );
-      }
+      refuseForce(args, config.allowForcePush);
       const session = await sessionFor(holder, ctx.config, ctx.files, args.repo, ctx.exec, 'write');
       const plan = await planPush(session, ctx.files, args);
       const refspec = `refs/heads/${plan.branch}:refs/heads/${plan.branch}`;
@@ -410,4 +410,14 @@ export function pushTool(holder: RuntimeHolder): Tool {
       };
     },
   }) as unknown as Tool;
+}
+
+/** Refuse `force: true` unless the operator allows force pushes. */
+function refuseForce(args: { force?: boolean }, allowed: boolean): void {
+  if (args.force === true && !allowed) {
+    throw new ToolError(
+      'PERMISSION_DENIED',
+      'force pushes are off (tools.git.allow_force_push); push without force',
+    );
+  }
 }

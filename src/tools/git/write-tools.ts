@@ -4,6 +4,7 @@ import { ToolError } from '../../protocol/errors.ts';
 import type { Effects, PreviewBasis, Tool, VaultAccess } from '../../protocol/types.ts';
 import { isInside } from '../../vault/access.ts';
 import { gitShapedFolderIn } from '../../vault/git-folders.ts';
+import { softPreview } from '../filesystem/common.ts';
 import { readGitConfig } from './config.ts';
 import {
   basisOf,
@@ -156,7 +157,8 @@ async function isScratch(
  * @param holder the pack's runtime.
  */
 export function writeTools(holder: RuntimeHolder): Tool[] {
-  const gitCheckout = defineTool<{ repo?: string; ref: string }>({
+  type CheckoutArgs = { repo?: string; ref: string };
+  const gitCheckout = defineTool<CheckoutArgs>({
     name: 'git_checkout',
     pathParameters: ['repo'],
     description:
@@ -188,8 +190,11 @@ export function writeTools(holder: RuntimeHolder): Tool[] {
     categories: ['git'],
     timeoutMs: 60_000,
     normalize: (args) => trimmed(args, ['repo', 'ref']),
-    async preview(args, ctx) {
+    // A switch that will be refused (a ref naming no commit, a repository out of reach) says so to
+    // the human, instead of "no preview".
+    preview: softPreview(async (args: CheckoutArgs, ctx) => {
       const session = await standaloneWriteSession(holder, ctx, args.repo, ctx.signal);
+      await resolveCommit(session, checkRevision(args.ref));
       const from = (await currentBranch(session)) ?? '(detached HEAD)';
       const dirty = await dirtyFiles(session);
       const lines = [
@@ -206,7 +211,7 @@ export function writeTools(holder: RuntimeHolder): Tool[] {
         await basisOf(join(session.repo.gitDir, 'HEAD')),
       ];
       return { kind: 'text', text: lines.join('\n'), basis };
-    },
+    }),
     async handler(args, ctx) {
       const session = await sessionFor(holder, ctx.config, ctx.files, args.repo, ctx.exec, 'write');
       const ref = checkRevision(args.ref);
@@ -253,7 +258,8 @@ export function writeTools(holder: RuntimeHolder): Tool[] {
     },
   });
 
-  const gitCommit = defineTool<{ repo?: string; message: string; paths?: string[] }>({
+  type CommitArgs = { repo?: string; message: string; paths?: string[] };
+  const gitCommit = defineTool<CommitArgs>({
     name: 'git_commit',
     pathParameters: ['repo'],
     repoPathParameters: REPO_PATHS,
@@ -290,7 +296,7 @@ export function writeTools(holder: RuntimeHolder): Tool[] {
       }
       return { ...out, message };
     },
-    async preview(args, ctx) {
+    preview: softPreview(async (args: CommitArgs, ctx) => {
       const session = await standaloneWriteSession(holder, ctx, args.repo, ctx.signal);
       const specs =
         args.paths === undefined
@@ -330,7 +336,7 @@ export function writeTools(holder: RuntimeHolder): Tool[] {
         basis.push(await basisOf(join(session.repo.worktree, spec.slice(':(literal)'.length))));
       }
       return { kind: 'text', text, basis };
-    },
+    }),
     async handler(args, ctx) {
       const repo = await locateRepo(ctx.files, args.repo, 'write');
       if (

@@ -285,7 +285,8 @@ describe('git pack: repositories only inside the roots', { timeout: 60_000 }, ()
     git(w.base, 'init', '-q', '--bare', join(w.outside, 'far.git'));
     git(w.vault, 'remote', 'add', 'far', join(w.outside, 'far.git'));
     await rejectsWith(w.call('git_push', { remote: 'far' }), 'PERMISSION_DENIED');
-    await rejectsWith(w.preview('git_push', { remote: 'far' }), 'PERMISSION_DENIED');
+    // The preview tells the human the call will be refused (it looked nowhere outside the roots).
+    assert.match((await w.preview('git_push', { remote: 'far' })).text, /^This call will fail: /);
     assert.equal(git(join(w.outside, 'far.git'), 'for-each-ref').trim(), '');
   });
 
@@ -315,7 +316,9 @@ describe('git pack: repositories only inside the roots', { timeout: 60_000 }, ()
     ];
     for (const [name, url, code] of remotes) {
       git(w.vault, 'remote', 'add', name, url);
-      await rejectsWith(w.preview('git_push', { remote: name, branch: 'main' }), code);
+      const preview = await w.preview('git_push', { remote: name, branch: 'main' });
+      assert.match(preview.text, /^This call will fail: /, name);
+      assert.equal(preview.basis, undefined, name);
       await rejectsWith(w.call('git_push', { remote: name, branch: 'main' }), code);
       git(w.vault, 'remote', 'remove', name);
     }

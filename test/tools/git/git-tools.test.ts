@@ -240,6 +240,17 @@ describe('git pack tools', { timeout: 60_000 }, () => {
     assert.equal((error.data as { reason: string }).reason, 'merge_conflict');
   });
 
+  it('a write whose call will be refused tells the human so in its preview, not "no preview"', async () => {
+    const unknownRemote = await w.preview('git_push', { remote: 'upstream' });
+    assert.match(unknownRemote.text, /^This call will fail: .*upstream/);
+    const force = await w.preview('git_push', { force: true });
+    assert.match(force.text, /^This call will fail: force pushes are off/);
+    const checkout = await w.preview('git_checkout', { ref: 'nope' });
+    assert.match(checkout.text, /^This call will fail: nope names no commit/);
+    const commit = await w.preview('git_commit', { repo: '../outside', message: 'x' });
+    assert.match(commit.text, /^This call will fail: /);
+  });
+
   it('git_push is dangerous, previews the commits it would push, and pushes them', async () => {
     await writeFile(join(w.vault, 'notes', 'a.md'), 'alpha 2\n');
     git(w.vault, 'commit', '-q', '-am', 'first unpushed');
