@@ -364,6 +364,9 @@ export function pushTool(holder: RuntimeHolder): Tool {
       ];
       const basis: PreviewBasis[] = [];
       for (const file of branchRefFiles(session.repo, plan.branch)) basis.push(await basisOf(file));
+      // Without `branch` the push takes the current one: HEAD switched to another branch after the
+      // preview (a checkout in a clean tree runs without a human) pushed a branch nobody saw.
+      if (args.branch === undefined) basis.push(await basisOf(join(session.repo.gitDir, 'HEAD')));
       // Where the push goes is read from the config (url, pushurl, insteadOf, the branch's
       // remote): a config changed after the preview asks the human again.
       for (const file of repoConfigFiles(session.repo)) basis.push(await basisOf(file));

@@ -183,4 +183,22 @@ describe('git pack: changes between the look and the use', { timeout: 60_000 }, 
     await writeFile(join(w.vault, '.git', 'HEAD'), 'ref: refs/heads/release\n');
     assert.deepEqual(await changedBasis(preview.basis), [join(w.vault, '.git', 'HEAD')]);
   });
+
+  it('asks again when HEAD moves to another branch after the preview of a push that names none', async () => {
+    git(w.vault, 'branch', 'other');
+    git(w.vault, 'switch', '-q', 'other');
+    await writeFile(join(w.vault, 'notes', 'a.md'), 'private\n');
+    git(w.vault, 'commit', '-q', '-am', 'not for the remote');
+    git(w.vault, 'switch', '-q', 'main');
+    const preview = await w.preview('git_push', {});
+    assert.match(preview.text, /^Push main /);
+    assert.deepEqual(await changedBasis(preview.basis), []);
+    // A git_checkout in a clean tree is cautious: it runs without a human while the push waits.
+    await w.call('git_checkout', { ref: 'other' });
+    assert.deepEqual(await changedBasis(preview.basis), [join(w.vault, '.git', 'HEAD')]);
+    // A push naming its branch does not depend on HEAD.
+    const named = await w.preview('git_push', { branch: 'main' });
+    git(w.vault, 'switch', '-q', 'main');
+    assert.deepEqual(await changedBasis(named.basis), []);
+  });
 });
