@@ -30,6 +30,8 @@ export class ServerPool {
   readonly #logger: Logger;
   readonly #servers = new Map<string, LanguageServer>();
   readonly #backoff = new Map<string, Backoff>();
+  /** Starts under way, by key: calls that come meanwhile wait for the same server. */
+  readonly #starting = new Map<string, Promise<LanguageServer>>();
   readonly #sweep: NodeJS.Timeout;
   #stopped = false;
 
@@ -82,7 +84,15 @@ export class ServerPool {
           true,
         );
       }
-      running = await this.#start(server, root, key);
+      // One start per key: calls arriving together each started a server before the first was
+      // recorded, and only the last one recorded was ever stopped (the others ran on, and
+      // `vaultd once` never exited).
+      let starting = this.#starting.get(key);
+      if (starting === undefined) {
+        starting = this.#start(server, root, key).finally(() => this.#starting.delete(key));
+        this.#starting.set(key, starting);
+      }
+      running = await starting;
     }
     running.lastUsed = Date.now();
     await abortable(running.ready, signal);
@@ -162,6 +172,7 @@ export class ServerPool {
           );
         })
       : [];
+    if (this.#stopped) throw new ServerFailure('the lsp pack is stopping', true);
     const started = new LanguageServer({
       server,
       command,
