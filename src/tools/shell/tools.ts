@@ -329,6 +329,8 @@ async function previewText(
   try {
     where = ctx.files.display(await ctx.files.resolve(args.cwd, 'write'));
   } catch (error) {
+    // A folder the call may not use fails it whatever the human says: say so, not "writable".
+    if (error instanceof ToolError) return `This call will fail: ${error.message}`;
     where = `${args.cwd} (refused: ${(error as Error).message})`;
   }
   const r = settings.resources;
