@@ -115,7 +115,7 @@ export async function createVaultAccess(options: AccessOptions): Promise<SharedA
       if (blocked !== undefined) {
         throw new ToolError(
           'PERMISSION_DENIED',
-          `${input} is ${real === blocked ? '' : 'in '}${relativeTo(root, blocked)}, which belongs to vaultd (or the editor) and no tool may ${mode === 'write' ? 'change' : 'read'}`,
+          `${input} ${real === blocked ? '' : `is in ${relativeTo(root, blocked)}, which `}belongs to vaultd (or the editor): no tool may ${mode === 'write' ? 'change' : 'read'} it`,
         );
       }
       if (mode === 'write') {

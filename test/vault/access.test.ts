@@ -90,6 +90,22 @@ describe('VaultAccess: paths confined to roots on their real paths', () => {
     await refused('   ', 'read', 'INVALID_PARAMS');
   });
 
+  it("says plainly which of vaultd's paths a refused path is, or is in", async () => {
+    const messageOf = async (path: string, mode: 'read' | 'write'): Promise<string> =>
+      access.resolve(path, mode).then(
+        () => assert.fail(`${path} was not refused`),
+        (error: unknown) => (error as Error).message,
+      );
+    assert.equal(
+      await messageOf('.vaultd', 'read'),
+      '.vaultd belongs to vaultd (or the editor): no tool may read it',
+    );
+    assert.equal(
+      await messageOf('Done/old.md', 'write'),
+      'Done/old.md is in Done, which belongs to vaultd (or the editor): no tool may change it',
+    );
+  });
+
   it("refuses writes to vaultd's own folders and reads of its state, also through links", async () => {
     await refused('.vaultd/ledger.jsonl', 'read', 'PERMISSION_DENIED');
     await refused('Notes/state-link/grants.json', 'read', 'PERMISSION_DENIED');
