@@ -62,7 +62,7 @@ export function renderToolsMarkdown(
     for (const [name, schema] of Object.entries(tool.parameters)) {
       const type = Array.isArray(schema['enum'])
         ? (schema['enum'] as unknown[]).map((v) => codeCell(String(v))).join(' \\| ')
-        : cell(String(schema['type'] ?? 'any'));
+        : cell(typeLabel(schema));
       const fallback =
         schema['default'] === undefined ? '' : codeCell(JSON.stringify(schema['default']));
       const description = cell(String(schema['description'] ?? ''));
@@ -87,6 +87,36 @@ function quoteDescription(text: string): string[] {
     .trim()
     .split(/\r\n|\r|\n/)
     .map((line) => (line === '' ? '>' : `> ${obsidianInert(line)}`));
+}
+
+/**
+ * A parameter's type as an agent needs it to write the value: the items of a list and the fields
+ * of an object (`array of {old_text: string, new_text: string}`), two levels down; a bare
+ * `array` left the agent to guess what goes in it.
+ * @param schema the parameter's JSON Schema.
+ * @param depth levels already described.
+ */
+function typeLabel(schema: Readonly<Record<string, unknown>>, depth = 0): string {
+  if (Array.isArray(schema['enum'])) {
+    return (schema['enum'] as unknown[]).map((v) => JSON.stringify(v)).join(' or ');
+  }
+  const type = schema['type'];
+  const label = Array.isArray(type) ? type.map(String).join(' or ') : String(type ?? 'any');
+  if (depth >= 2) return label;
+  const items = schema['items'];
+  if (type === 'array' && isSchema(items)) return `array of ${typeLabel(items, depth + 1)}`;
+  const properties = schema['properties'];
+  if (type === 'object' && isSchema(properties) && Object.keys(properties).length > 0) {
+    const fields = Object.entries(properties).map(
+      ([name, field]) => `${name}: ${isSchema(field) ? typeLabel(field, depth + 1) : 'any'}`,
+    );
+    return `{${fields.join(', ')}}`;
+  }
+  return label;
+}
+
+function isSchema(value: unknown): value is Readonly<Record<string, unknown>> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** One line of a tool's own text as a table cell: no line break, no cell separator. */

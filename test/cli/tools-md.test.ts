@@ -29,6 +29,32 @@ function hostileTool(): Tool {
 }
 
 describe('TOOLS.md', () => {
+  it('says what goes in a list and in an object, not only array or object', () => {
+    const tool = {
+      name: 'edit_things',
+      safety: 'safe',
+      description: 'Edits things.',
+      required: ['edits'],
+      parameters: {
+        edits: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: { old_text: { type: 'string' }, new_text: { type: 'string' } },
+          },
+        },
+        paths: { type: 'array', items: { type: 'string' } },
+        env: { type: 'object', additionalProperties: { type: 'string' } },
+        modes: { type: 'array', items: { enum: ['a', 'b'] } },
+      },
+    } as unknown as Tool;
+    const text = renderToolsMarkdown([tool]);
+    assert.match(text, /^\| `edits` \| array of \{old_text: string, new_text: string\} \| yes \|/m);
+    assert.match(text, /^\| `paths` \| array of string \| no \|/m);
+    assert.match(text, /^\| `env` \| object \| no \|/m);
+    assert.match(text, /^\| `modes` \| array of "a" or "b" \| no \|/m);
+  });
+
   it("keeps a tool's own description and parameter texts inside its section", () => {
     const text = renderToolsMarkdown([hostileTool()]);
     const lines = text.split('\n');
