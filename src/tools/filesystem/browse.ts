@@ -77,7 +77,9 @@ export const listDirectory = defineTool<{
         `${e.type === 'directory' ? 'dir ' : e.type === 'symlink' ? 'link' : e.type === 'file' ? 'file' : 'other'}  ${e.path}${e.type === 'directory' ? '/' : ''}${e.size === null ? '' : `  (${e.size} bytes)`}`,
     );
     const why = full
-      ? `more than ${max} entries: ask for more with max_entries, or list a sub-folder`
+      ? max < config.maxEntries
+        ? `more than ${max} entries: ask for more with max_entries (at most ${config.maxEntries}), or list a sub-folder`
+        : `more than ${max} entries, the most a listing holds here (tools.filesystem.max_entries): list a sub-folder`
       : cut === 'depth' && args.recursive === true
         ? `folders deeper than ${config.maxDepth} levels not listed`
         : cut === 'count' || cut === 'time'

@@ -133,7 +133,9 @@ export const searchFiles = defineTool<SearchArgs>({
     }
     const full = hits.length >= max;
     const reason = full
-      ? `stopped at max_results ${max}`
+      ? max < config.maxResults
+        ? `stopped at max_results ${max}`
+        : `stopped at ${max} results, the most a search returns here (tools.filesystem.max_results): narrow the pattern, the content or the folder`
       : timedOut || cut === 'time'
         ? `stopped after ${config.searchTimeoutMs} ms`
         : cut === 'count'

@@ -183,7 +183,30 @@ describe('list_directory, search_files and file_info', () => {
       max_entries: 2,
     });
     assert.equal(few.data.entries.length, 2);
-    assert.match(few.data.truncated_reason, /more than 2 entries/);
+    assert.match(
+      few.data.truncated_reason,
+      /more than 2 entries: ask for more with max_entries \(at most 1000\)/,
+    );
+  });
+
+  it('never tells an agent to ask for more than the config lets it have', async () => {
+    const small = await makeSandbox({ max_entries: 2, max_results: 2 });
+    try {
+      for (const name of ['a', 'b', 'c'])
+        await writeFile(join(small.vault, 'Notes', `${name}.md`), 'x\n');
+      const listed = await small.call(listDirectory, { path: 'Notes', max_entries: 5000 });
+      assert.equal(listed.data.entries.length, 2);
+      assert.doesNotMatch(listed.content, /ask for more/);
+      assert.match(
+        listed.data.truncated_reason,
+        /the most a listing holds here \(tools\.filesystem\.max_entries\): list a sub-folder/,
+      );
+      const found = await small.call(searchFiles, { pattern: '*.md', max_results: 5000 });
+      assert.equal(found.data.matches.length, 2);
+      assert.match(found.data.truncated_reason, /the most a search returns here/);
+    } finally {
+      await small.cleanup();
+    }
   });
 
   it("leaves vaultd's state out of a listing of the vault", async () => {
