@@ -55,6 +55,9 @@ function describeErrors(tool: Tool<unknown>, errors: readonly ErrorObject[]): st
   const unknown: string[] = [];
   const phrases: string[] = [];
   for (const error of kept) {
+    // Ajv follows the failure of a key with a summary ("property name must be valid"): the key's
+    // own error already says what is wrong with it.
+    if (error.keyword === 'propertyNames') continue;
     if (error.keyword === 'additionalProperties' && error.instancePath === '') {
       unknown.push(String(error.params['additionalProperty']));
       continue;
@@ -76,7 +79,10 @@ function describeErrors(tool: Tool<unknown>, errors: readonly ErrorObject[]): st
 
 function describeError(tool: Tool<unknown>, error: ErrorObject): string {
   const path = formatPath(error.instancePath);
-  const subject = `parameter '${path}'`;
+  const subject =
+    error.propertyName === undefined
+      ? `parameter '${path}'`
+      : `key '${error.propertyName}' of parameter '${path}'`;
   const schema = (error.parentSchema ?? {}) as JsonSchema;
   const got = `got ${describeValue(error.data)}`;
   const p = error.params as Record<string, unknown>;

@@ -103,4 +103,27 @@ describe('validateArguments', () => {
     assert.match(message, /parameter 'num_results' must be an integer ≤ 20, got 99/);
     assert.match(message, /unknown parameters 'foo', 'bar'; expected one of:/);
   });
+
+  it('names a key an object parameter does not allow, once, without a vaguer second message', () => {
+    const withEnv = defineTool({
+      name: 'run_it',
+      description: 'Runs it.',
+      parameters: {
+        env: {
+          type: 'object',
+          additionalProperties: { type: 'string' },
+          propertyNames: { enum: ['LANG', 'TZ'] },
+        },
+      },
+      required: [],
+      safety: 'safe',
+      handler: () => 'ok',
+    });
+    const result = validateArguments(withEnv, { env: { FOO: 'bar' } });
+    assert.equal(result.ok, false);
+    assert.equal(
+      result.ok ? '' : result.message,
+      `key 'FOO' of parameter 'env' must be one of: "LANG", "TZ" (got "FOO")`,
+    );
+  });
 });
