@@ -98,15 +98,21 @@ export const readFile = defineTool<ReadArgs>({
           truncated: part.truncated,
           ...(part.truncated && part.endLine !== null ? { next_start_line: part.endLine + 1 } : {}),
         };
-        const note = !part.truncated
-          ? ''
-          : args.tail !== undefined
-            ? `\n[… only these lines fit in ${cap} bytes]`
-            : part.unreached
-              ? `\n[… line ${part.startLine ?? 1} is not within the first ${MAX_SCAN_BYTES / (1024 * 1024)} MiB of ${shown}, as far as read_file reads; tail reads the end]`
-              : part.endLine === null
-                ? `\n[… line ${part.startLine ?? 1} alone is longer than ${cap} bytes; read_file cannot return it]`
-                : `\n[… cut at ${cap} bytes: ${shown} goes on; read on with start_line: ${part.endLine + 1}]`;
+        const start = args.start_line ?? 1;
+        // An empty answer must not read as an empty file.
+        const past =
+          part.endLine === null && part.totalLines !== null && start > Math.max(1, part.totalLines);
+        const note = past
+          ? `[… ${shown} has ${part.totalLines} line${part.totalLines === 1 ? '' : 's'}: start_line ${start} is past its end]`
+          : !part.truncated
+            ? ''
+            : args.tail !== undefined
+              ? `\n[… only these lines fit in ${cap} bytes]`
+              : part.unreached
+                ? `\n[… line ${part.startLine ?? 1} is not within the first ${MAX_SCAN_BYTES / (1024 * 1024)} MiB of ${shown}, as far as read_file reads; tail reads the end]`
+                : part.endLine === null
+                  ? `\n[… line ${part.startLine ?? 1} alone is longer than ${cap} bytes; read_file cannot return it]`
+                  : `\n[… cut at ${cap} bytes: ${shown} goes on; read on with start_line: ${part.endLine + 1}]`;
         return toolOutput(part.text + note, data);
       } catch (error) {
         throw fsError(error, shown);

@@ -56,6 +56,15 @@ describe('read_file', () => {
     assert.equal((await box.call(readFile, { path: 'Notes/crlf.md' })).content, 'one\r\ntwo\r\n');
   });
 
+  it('says when start_line is past the end, so the empty answer does not read as an empty file', async () => {
+    const past = await box.call(readFile, { path: 'Notes/ten.md', start_line: 99 });
+    assert.equal(past.content, '[… Notes/ten.md has 10 lines: start_line 99 is past its end]');
+    assert.equal(past.data.total_lines, 10);
+    assert.equal(past.data.end_line, null);
+    const last = await box.call(readFile, { path: 'Notes/ten.md', start_line: 10 });
+    assert.equal(last.content, 'line 10\n');
+  });
+
   it('refuses a range upside down and tail with a range', async () => {
     await refused(
       box.call(readFile, { path: 'Notes/ten.md', start_line: 5, end_line: 2 }),
