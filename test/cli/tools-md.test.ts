@@ -29,6 +29,13 @@ function hostileTool(): Tool {
 }
 
 describe('TOOLS.md', () => {
+  it('tells agents which files of the inbox are read', () => {
+    assert.match(
+      renderToolsMarkdown([]),
+      /Only `\.md` files directly in `Needs_Action\/` are\nread: a note in a sub-folder of it, or with another extension, gets no answer\./,
+    );
+  });
+
   it('says what goes in a list and in an object, not only array or object', () => {
     const tool = {
       name: 'edit_things',
