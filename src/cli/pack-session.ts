@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ApprovalGate, compilePolicy, GrantStore } from '../approval/index.ts';
 import { Executor } from '../execute/index.ts';
 import { pino } from 'pino';
@@ -43,11 +46,24 @@ export async function startPackSession(setup: Setup): Promise<PackSession> {
       },
     },
   );
-  const host = new PackHost({ packs: setup.packs, config, layout, registry, logger });
+  // The packs' state folders are this session's own, never the vault's: a daemon may be running
+  // on the vault (no lock is taken here), and the shell pack's start kills the jobs recorded
+  // there as left over, the git pack's empties the HOME its git processes use.
+  const scratch = await mkdtemp(join(tmpdir(), 'vaultd-packs-'));
+  const removeScratch = (): Promise<void> => rm(scratch, { recursive: true, force: true });
+  const host = new PackHost({
+    packs: setup.packs,
+    config,
+    layout,
+    registry,
+    logger,
+    packsStateDir: join(scratch, 'packs'),
+  });
   try {
     await host.start();
   } catch (error) {
     await host.stop().catch(() => undefined);
+    await removeScratch().catch(() => undefined);
     throw error;
   }
   let checker: { executor: Executor; gate: ApprovalGate } | undefined;
@@ -70,6 +86,12 @@ export async function startPackSession(setup: Setup): Promise<PackSession> {
       checker = { executor, gate };
       return checker;
     },
-    stop: () => host.stop(),
+    stop: async () => {
+      try {
+        await host.stop();
+      } finally {
+        await removeScratch().catch(() => undefined);
+      }
+    },
   };
 }

@@ -15,7 +15,10 @@ export interface PackContext<C = Record<string, unknown>> {
   readonly config: C;
   /** Absolute path of the vault. */
   readonly vault: string;
-  /** A folder of the pack's own inside vaultd's state (`.vaultd/packs/<pack>`), created on demand. */
+  /**
+   * A folder of the pack's own inside vaultd's state (`.vaultd/packs/<pack>`), created on demand;
+   * an empty temporary one when `vaultd check` or `vaultd tools` starts the pack.
+   */
   readonly stateDir: string;
   readonly logger: Logger;
   /** Aborted when the daemon stops the pack. */

@@ -140,6 +140,13 @@ export interface PackHostOptions {
   readonly layout: VaultLayout;
   readonly registry: ToolRegistry;
   readonly logger: Logger;
+  /**
+   * The folder the packs' own state folders are made in; default `<vault>/.vaultd/packs`. A
+   * command that only looks (`vaultd check`, `vaultd tools`) gives a folder of its own: the shell
+   * pack marks the jobs recorded there interrupted and kills them at start, and the git pack
+   * empties its HOME, which are a running daemon's.
+   */
+  readonly packsStateDir?: string;
 }
 
 interface Running {
@@ -306,7 +313,8 @@ export class PackHost {
     const { layout, logger, registry } = this.#options;
     const config = this.sectionOf(pack);
     const controller = new AbortController();
-    const stateDir = join(layout.state, 'packs', pack.name);
+    const packsDir = this.#options.packsStateDir ?? join(layout.state, 'packs');
+    const stateDir = join(packsDir, pack.name);
     const vaultRoot: PackRoot = { name: 'vault', path: layout.root, writable: true };
     // Resolved once for every pack of a start: a walk of each protected path's folders.
     const protection = await (this.#protection ??= resolveProtection(
@@ -334,7 +342,7 @@ export class PackHost {
         return files as VaultAccess;
       },
     };
-    await mkdir(join(layout.state, 'packs'), { recursive: true });
+    await mkdir(packsDir, { recursive: true });
     const handle = await pack.start(ctx);
     let first = true;
     const sync = (): void => {
