@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { CONFIG_DEFAULTS, loadConfig, sampleConfigText } from '../../config/index.ts';
 import type { Config } from '../../config/types.ts';
-import { ensureLayout, resolveLayout } from '../../vault/index.ts';
+import { ensureLayout, resolveLayout, writeInVault } from '../../vault/index.ts';
 import { EXIT } from '../exit-codes.ts';
 import { builtinRegistry, loadSetup } from '../setup.ts';
 import { renderToolsMarkdown } from '../tools-md.ts';
@@ -28,7 +28,11 @@ export async function runInit(
     const setup = await loadSetup({ config: options.config }, { requireVault: false });
     const created = await createFolders(setup.config);
     const toolsPath = join(setup.config.vault, 'TOOLS.md');
-    await writeFile(toolsPath, renderToolsMarkdown(setup.registry.list(), setup.config));
+    await writeToolsMd(
+      setup.config.vault,
+      toolsPath,
+      renderToolsMarkdown(setup.registry.list(), setup.config),
+    );
     report(setup.config.vault, created, [toolsPath], [], resolve(options.config));
     return EXIT.ok;
   }
@@ -57,10 +61,17 @@ export async function runInit(
     wrote.push(configPath);
   }
   const toolsPath = join(root, 'TOOLS.md');
-  await writeFile(toolsPath, renderToolsMarkdown(registry.list(), config));
+  await writeToolsMd(root, toolsPath, renderToolsMarkdown(registry.list(), config));
   wrote.push(toolsPath);
   report(root, created, wrote, kept, configPath);
   return EXIT.ok;
+}
+
+// TOOLS.md sits where agents may write: replaced by a rename like every file vaultd writes in the
+// vault, so a link an agent put at its name is replaced, never written through (it pointed
+// vaultd init at a file outside the vault).
+function writeToolsMd(vault: string, path: string, text: string): Promise<void> {
+  return writeInVault(vault, path, text);
 }
 
 async function createFolders(config: Config): Promise<string[]> {
