@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { ConfigError } from '../config/index.ts';
 import { runCheck } from './commands/check.ts';
 import { runInit } from './commands/init.ts';
@@ -11,7 +12,7 @@ import { runApprovals, runDecision, type DecideOptions } from './commands/decide
 import { exitQuietlyOnClosedStdout } from './closed-stdout.ts';
 import { EXIT } from './exit-codes.ts';
 import { UsageError } from './usage-error.ts';
-import type { ConfigSource } from './vault-check.ts';
+import { enclosingVault, type ConfigSource } from './vault-check.ts';
 
 /** Options every command takes. */
 export interface CommonOptions {
@@ -36,8 +37,18 @@ export function configSourceOf(options: CommonOptions): ConfigSource | undefined
   if (options.config !== undefined) return { file: options.config, from: '--config' };
   const fromEnv = process.env['VAULTD_CONFIG'];
   if (fromEnv) return { file: fromEnv, from: '$VAULTD_CONFIG' };
-  if (options.vault === undefined && existsSync('vaultd.yaml'))
+  if (options.vault === undefined && existsSync('vaultd.yaml')) {
+    // As `vaultd check` does with the nearest config: a `vaultd.yaml` in a folder of a vault (the
+    // inbox, say, where the operator ran `vaultd approvals`) may be an agent's, and its plugins
+    // would run as the operator. A vault is known by its state folder here: a config kept above
+    // the vault it names (`~/vaultd.yaml` for `~/vault/`) leaves the vault's own usable.
+    const outer = enclosingVault(process.cwd(), false);
+    if (outer !== undefined)
+      throw new UsageError(
+        `${join(process.cwd(), 'vaultd.yaml')} lies inside the vault at ${outer}, where agents may write: vaultd does not load a config found there; pass --config with the vault's own config, or run vaultd from another folder`,
+      );
     return { file: 'vaultd.yaml', from: 'found in the current folder' };
+  }
   return undefined;
 }
 

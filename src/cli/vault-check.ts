@@ -1,5 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Config } from '../config/types.ts';
 import { STATE_DIR_NAME } from '../vault/index.ts';
 import { UsageError } from './usage-error.ts';
@@ -59,4 +59,19 @@ function isDirectory(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * The nearest folder above `dir` that holds a `.vaultd/` state folder (with `byConfig`, also one
+ * that holds a `vaultd.yaml`): a config file found in `dir` lies inside that vault, where agents
+ * may write, and is not loaded (a config loads code: plugins, MCP servers, command tools).
+ * @param dir an absolute folder.
+ * @param byConfig also take a folder holding a `vaultd.yaml` for a vault (default true).
+ */
+export function enclosingVault(dir: string, byConfig = true): string | undefined {
+  for (let up = dirname(dir); up !== dir; dir = up, up = dirname(up)) {
+    if ((byConfig && existsSync(join(up, 'vaultd.yaml'))) || isDirectory(join(up, STATE_DIR_NAME)))
+      return up;
+  }
+  return undefined;
 }

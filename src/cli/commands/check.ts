@@ -17,6 +17,7 @@ import type { CommonOptions } from '../main.ts';
 import { startPackSession, type PackSession } from '../pack-session.ts';
 import { builtinRegistry, loadSetup } from '../setup.ts';
 import { UsageError } from '../usage-error.ts';
+import { enclosingVault } from '../vault-check.ts';
 import { printable, printableJson } from '../printable.ts';
 
 /** One line of `vaultd check`'s report. */
@@ -301,22 +302,6 @@ export function nearestConfig(note: string): string | undefined {
       return candidate;
     }
     if (dirname(dir) === dir) return undefined;
-  }
-}
-
-/** The nearest folder above `dir` that holds a `vaultd.yaml` or a `.vaultd/` state folder. */
-function enclosingVault(dir: string): string | undefined {
-  for (let up = dirname(dir); up !== dir; dir = up, up = dirname(up)) {
-    if (existsSync(join(up, 'vaultd.yaml')) || isFolder(join(up, '.vaultd'))) return up;
-  }
-  return undefined;
-}
-
-function isFolder(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
   }
 }
 
