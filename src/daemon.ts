@@ -11,7 +11,7 @@ import {
 } from './approval/index.ts';
 import { readSubmittedDecisions } from './approval/decision-files.ts';
 import { approvalsBackend } from './approval/approvals-backend.ts';
-import { deepFreeze } from './config/deep-freeze.ts';
+import { changeConfig } from './config/load-config.ts';
 import type { Config } from './config/types.ts';
 import { Executor } from './execute/index.ts';
 import { limitLookups } from './execute/lookup-limit.ts';
@@ -842,12 +842,14 @@ const RESTART_KEYS = [
 ] as const;
 
 /**
- * `next` with the values `running` has at the given keys (dotted for a key inside a section).
+ * `next` with the values `running` has at the given keys (dotted for a key inside a section),
+ * still tied to the file and `${ENV}` values it was read with (changeConfig): a plain copy lost
+ * them, and with them what keeps the tools from reading or writing the config file.
  * @param next the config read again.
  * @param running the config the daemon runs with.
  * @param keys the keys to keep.
  */
-function withRunningValues(next: Config, running: Config, keys: readonly string[]): Config {
+export function withRunningValues(next: Config, running: Config, keys: readonly string[]): Config {
   const out = structuredClone(next) as unknown as Record<string, unknown>;
   for (const key of keys) {
     const parts = key.split('.');
@@ -856,7 +858,7 @@ function withRunningValues(next: Config, running: Config, keys: readonly string[
     for (const part of parts) target = target[part] as Record<string, unknown>;
     target[last] = valueAt(running, key);
   }
-  return deepFreeze(out as unknown as Config);
+  return changeConfig(next, out as unknown as Partial<Config>);
 }
 
 /** The value of a config key, dotted for a key inside a section. */
