@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -246,5 +247,31 @@ describe('PackHost', () => {
       /'tools\.serch_web' names no tool pack; the packs are: web, notify/,
     );
     assert.match(problems[1] ?? '', /'tools\.web' and 'tools\.search_web' configure the same pack/);
+  });
+
+  const configFile = (text: string): string => {
+    const file = join(dir, 'safety-key.yaml');
+    writeFileSync(file, text);
+    return file;
+  };
+
+  it('refuses a safety key in the web and notify sections, which no code reads (docs walk)', () => {
+    for (const [key, value] of [
+      ['search_web', 'banana'],
+      ['send_notification', 'safe'],
+      ['web', 'safe'],
+      ['notify', 'safe'],
+    ] as const) {
+      assert.throws(
+        () =>
+          loadConfig({
+            file: configFile(`vault: .\ntools: {${key}: {safety: ${value}}}\n`),
+            env: {},
+            toolSchemas: packConfigSchemas(BUILTIN_PACKS),
+          }),
+        new RegExp(`unknown config key 'tools\\.${key}\\.safety'`),
+        key,
+      );
+    }
   });
 });

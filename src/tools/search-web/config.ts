@@ -34,7 +34,6 @@ export const searchWebConfigSchema: JsonSchema = {
     user_agent: { type: 'string', minLength: 1 },
     // Keys the daemon reads for every tool.
     rate_limit: RATE_LIMIT_SCHEMA,
-    safety: {},
     enabled: {},
   },
   if: { properties: { provider: { const: 'searxng' } }, required: ['provider'] },

@@ -61,7 +61,6 @@ export const sendNotificationConfigSchema: JsonSchema = {
     default_method: { enum: [...METHODS] },
     // Keys the daemon reads for every tool.
     rate_limit: RATE_LIMIT_SCHEMA,
-    safety: {},
     enabled: {},
   },
   additionalProperties: false,
