@@ -2,6 +2,7 @@ import { loadConfig } from '../config/index.ts';
 import { ConfigError } from '../config/config-error.ts';
 import type { Config } from '../config/types.ts';
 import type { ToolPack } from '../protocol/pack.ts';
+import type { Tool } from '../protocol/types.ts';
 import { ToolRegistry } from '../protocol/index.ts';
 import { withPack } from '../protocol/define-tool.ts';
 import { BUILTIN_PACKS } from '../tools/index.ts';
@@ -59,7 +60,15 @@ export async function loadSetup(
         });
   const problems = checkToolSections(config, packs);
   if (problems.length > 0) throw new ConfigError(problems, file);
-  return { config, packs, registry: staticRegistry(packs, config) };
+  return {
+    config,
+    packs,
+    // Made when asked for (TOOLS.md): a pack's listing may fail on its section (a command whose
+    // argv names an undeclared parameter), and commands that list nothing must not fail on it.
+    get registry() {
+      return staticRegistry(packs, config, file);
+    },
+  };
 }
 
 // Without a config file there is nothing to say is invalid: say what was looked for and how to
@@ -74,7 +83,11 @@ export function builtinRegistry(): ToolRegistry {
   return staticRegistry(BUILTIN_PACKS, undefined);
 }
 
-function staticRegistry(packs: readonly ToolPack[], config: Config | undefined): ToolRegistry {
+function staticRegistry(
+  packs: readonly ToolPack[],
+  config: Config | undefined,
+  file?: string,
+): ToolRegistry {
   const registry = new ToolRegistry();
   for (const pack of packs) {
     const section =
@@ -82,7 +95,21 @@ function staticRegistry(packs: readonly ToolPack[], config: Config | undefined):
       (pack.legacyConfigKey === undefined ? undefined : config?.tools[pack.legacyConfigKey]);
     const enabled = section?.['enabled'] ?? pack.enabledByDefault !== false;
     if (enabled !== true) continue;
-    for (const tool of pack.staticTools ?? []) registry.register(withPack(tool, pack.name));
+    let tools: readonly Tool[];
+    try {
+      tools =
+        section !== undefined && pack.listedTools !== undefined
+          ? pack.listedTools(section)
+          : (pack.staticTools ?? []);
+    } catch (error) {
+      throw new ConfigError(
+        [
+          `config key 'tools.${pack.name}': ${error instanceof Error ? error.message : String(error)}`,
+        ],
+        file,
+      );
+    }
+    for (const tool of tools) registry.register(withPack(tool, pack.name));
   }
   return registry;
 }

@@ -61,6 +61,12 @@ export interface ToolPack<C = Record<string, unknown>> {
   readonly legacyConfigKey?: string;
   /** The tools a listing shows before the pack starts (static packs; others list once started). */
   readonly staticTools?: readonly Tool[];
+  /**
+   * The tools a listing shows before the pack starts when they follow from its config section
+   * (the commands pack's); used instead of `staticTools` where a section is at hand (TOOLS.md).
+   * @param config the pack's section, validated, defaults applied.
+   */
+  listedTools?(config: C): readonly Tool[];
   start(ctx: PackContext<C>): PackHandle | Promise<PackHandle>;
 }
 

@@ -21,6 +21,7 @@ export const commandsPack: ToolPack = {
   name: 'commands',
   description: 'programs the operator names in config, run with an argument vector (never a shell)',
   configSchema: commandsConfigSchema,
+  listedTools: (config) => readCommands(config).map((command) => commandTool(command)),
   async start(ctx): Promise<PackHandle> {
     const sandbox = { paths: await vaultPaths(ctx), runAs: readRunAs(ctx.config['run_as']) };
     const tools = readCommands(ctx.config).map((command) => commandTool(command, sandbox));

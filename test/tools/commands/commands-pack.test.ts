@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { mkdir, readFile, realpath, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import { fillArgv } from '../../../src/tools/commands/argv.ts';
 import { commandTool } from '../../../src/tools/commands/index.ts';
@@ -13,6 +14,7 @@ import {
   note,
   resultsOf,
   ROOT,
+  runCli,
   type DaemonProcess,
   type TempVault,
 } from '../../helpers/vault.ts';
@@ -59,6 +61,55 @@ describe('command argv templates', () => {
         }),
       /argv names \{nope\}/,
     );
+  });
+});
+
+describe('TOOLS.md of a vault with command tools', () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'vaultd-commands-init-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("vaultd init lists the command tools of the vault's config, with their parameters", async () => {
+    await writeFile(
+      join(dir, 'vaultd.yaml'),
+      [
+        'vault: .',
+        'tools:',
+        '  commands:',
+        '    wordcount:',
+        '      description: Count the words of a note.',
+        "      argv: [/usr/bin/wc, -w, '{file}']",
+        '      parameters: { file: { type: string, description: the note } }',
+        '      required: [file]',
+        '      paths: { file: read }',
+        '',
+      ].join('\n'),
+    );
+    const res = await runCli(['init', dir]);
+    assert.equal(res.code, 0, res.stderr);
+    const tools = await readFile(join(dir, 'TOOLS.md'), 'utf8');
+    assert.match(tools, /^## wordcount$/m);
+    assert.match(tools, /^Safety: \*\*dangerous\*\* \(waits for a human\)\.$/m);
+    assert.match(tools, /^\| `file` \| string \| yes \| {2}\| the note \|$/m);
+  });
+
+  it('vaultd init refuses a command it cannot list as bad config (exit 2); status still reads the vault', async () => {
+    const vault = join(dir, 'bad');
+    await mkdir(vault);
+    await writeFile(
+      join(vault, 'vaultd.yaml'),
+      "vault: .\ntools:\n  commands:\n    bad:\n      description: x\n      argv: [/bin/echo, '{nope}']\n",
+    );
+    const res = await runCli(['init', vault]);
+    assert.equal(res.code, 2, res.stdout + res.stderr);
+    assert.match(res.stderr, /config key 'tools\.commands': command bad: its argv names \{nope\}/);
+    await mkdir(join(vault, 'Needs_Action'));
+    const status = await runCli(['status', '--config', join(vault, 'vaultd.yaml')]);
+    assert.equal(status.code, 0, status.stderr);
   });
 });
 
