@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { ApprovalRequest } from '../approval/index.ts';
+import { ConfigError } from '../config/config-error.ts';
 import type { Config } from '../config/types.ts';
 import type { Executor } from '../execute/index.ts';
 import type { VaultLayout } from '../vault/index.ts';
@@ -68,7 +69,9 @@ export async function startMonitor(options: MonitorOptions): Promise<Monitor> {
   const refused = httpOn
     ? listenerProblem(config.http.host, config.http.api_token_env, token)
     : null;
-  if (refused !== null) throw new Error(refused);
+  // A config the listener may not start with: exit 2, as for any bad config, so systemd does not
+  // restart it (RestartPreventExitStatus=2).
+  if (refused !== null) throw new ConfigError([], undefined, [refused]);
   if (!dashboardOn && !httpOn) return { url: undefined, close: async () => undefined };
 
   let snapshot: VaultSnapshot = { at: new Date().toISOString(), notes: {}, pending: [] };

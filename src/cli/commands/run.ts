@@ -3,7 +3,7 @@ import { createLogger } from '../../observe/logger.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { CommonOptions } from '../main.ts';
 import { loadSetup } from '../setup.ts';
-import { envValuesOf } from '../../config/index.ts';
+import { ConfigError, envValuesOf } from '../../config/index.ts';
 import { changeConfig } from '../../config/load-config.ts';
 import { collectSecrets, createRedactor } from '../../observe/redact.ts';
 import { ToolRegistry } from '../../protocol/index.ts';
@@ -94,7 +94,8 @@ export async function runDaemonCommand(
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
     process.off('SIGHUP', reload);
-    return EXIT.failure;
+    // A config the daemon cannot start with (an API token too short) is bad config: exit 2.
+    return error instanceof ConfigError ? EXIT.usage : EXIT.failure;
   }
   if (!mode.watch) {
     await daemon.idle();
