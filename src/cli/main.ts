@@ -1,6 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ConfigError } from '../config/index.ts';
 import { runCheck } from './commands/check.ts';
 import { runInit } from './commands/init.ts';
@@ -21,8 +21,9 @@ export interface CommonOptions {
 }
 
 /**
- * The config file a command uses: `--config`, else `VAULTD_CONFIG`, else `./vaultd.yaml` when it
- * exists and no `--vault` was given.
+ * The config file a command uses: `--config`, else `VAULTD_CONFIG`, else with `--vault DIR` the
+ * vault's own `DIR/vaultd.yaml` (as `vaultd init DIR` writes it and `vaultd check` finds it), else
+ * `./vaultd.yaml`; each only when it exists.
  * @param options the command's common options.
  */
 export function configFileOf(options: CommonOptions): string | undefined {
@@ -37,19 +38,38 @@ export function configSourceOf(options: CommonOptions): ConfigSource | undefined
   if (options.config !== undefined) return { file: options.config, from: '--config' };
   const fromEnv = process.env['VAULTD_CONFIG'];
   if (fromEnv) return { file: fromEnv, from: '$VAULTD_CONFIG' };
-  if (options.vault === undefined && existsSync('vaultd.yaml')) {
-    // As `vaultd check` does with the nearest config: a `vaultd.yaml` in a folder of a vault (the
-    // inbox, say, where the operator ran `vaultd approvals`) may be an agent's, and its plugins
-    // would run as the operator. A vault is known by its state folder here: a config kept above
-    // the vault it names (`~/vaultd.yaml` for `~/vault/`) leaves the vault's own usable.
-    const outer = enclosingVault(process.cwd(), false);
-    if (outer !== undefined)
-      throw new UsageError(
-        `${join(process.cwd(), 'vaultd.yaml')} lies inside the vault at ${outer}, where agents may write: vaultd does not load a config found there; pass --config with the vault's own config, or run vaultd from another folder`,
-      );
+  if (options.vault !== undefined) {
+    // Without it, `--vault DIR` ran DIR with the defaults: no policy, no packs of its config.
+    // A DIR inside another vault is refused below as a folder of it would be.
+    const own = resolve(options.vault, 'vaultd.yaml');
+    if (!existsSync(own)) return undefined;
+    refuseInsideVault(resolve(options.vault), own);
+    return { file: own, from: "the vault's own, found with --vault" };
+  }
+  if (existsSync('vaultd.yaml')) {
+    refuseInsideVault(process.cwd(), join(process.cwd(), 'vaultd.yaml'));
     return { file: 'vaultd.yaml', from: 'found in the current folder' };
   }
   return undefined;
+}
+
+/**
+ * Refuse a config found without `--config` in a folder inside a vault, as `vaultd check` does with
+ * the nearest config: a `vaultd.yaml` in a folder of a vault (the inbox, say, where the operator
+ * ran `vaultd approvals`) may be an agent's, and its plugins would run as the operator. A vault is
+ * known by its state folder here: a config kept above the vault it names (`~/vaultd.yaml` for
+ * `~/vault/`) leaves the vault's own usable.
+ * @param dir the folder the config was found in.
+ * @param file the config found.
+ * @throws UsageError when a folder above `dir` holds a vault's state folder.
+ */
+function refuseInsideVault(dir: string, file: string): void {
+  const outer = enclosingVault(dir, false);
+  if (outer !== undefined) {
+    throw new UsageError(
+      `${file} lies inside the vault at ${outer}, where agents may write: vaultd does not load a config found there; pass --config with the vault's own config, or run vaultd from another folder`,
+    );
+  }
 }
 
 /** Commands that run the daemon: their stdout is the log, and they finish what they started. */
@@ -69,7 +89,10 @@ function program(): Command {
   const common = (cmd: Command): Command =>
     cmd
       .option('--vault <dir>', 'the vault (overrides the config file)')
-      .option('--config <file>', 'YAML config file (default: $VAULTD_CONFIG, or ./vaultd.yaml)');
+      .option(
+        '--config <file>',
+        "YAML config file (default: $VAULTD_CONFIG, else the --vault folder's vaultd.yaml, else ./vaultd.yaml)",
+      );
 
   common(cli.command('run'))
     .description('run the daemon in the foreground (what systemd starts)')

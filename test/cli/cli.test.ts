@@ -348,3 +348,42 @@ describe('vaultd CLI as a child process', () => {
     }
   });
 });
+
+describe('--vault DIR without --config', () => {
+  let vault: TempVault;
+  before(async () => {
+    // The vault's own vaultd.yaml, as vaultd init writes it, with a deny rule and a pack on.
+    vault = await makeVault(
+      'policy:\n  deny: [send_notification]\ntools:\n  filesystem:\n    enabled: true\n',
+    );
+  });
+  after(async () => {
+    await vault.cleanup();
+  });
+
+  it("reads the vault's own vaultd.yaml, as check does, so its policy holds (docs walk)", async () => {
+    // From another folder, so no ./vaultd.yaml is near.
+    const cwd = tmpdir();
+    const tools = await runCli(['tools', '--vault', vault.root], {}, { cwd });
+    assert.equal(tools.code, 0, tools.stderr);
+    assert.match(tools.stdout, /^ {2}read_file +safe/m);
+    await vault.drop(
+      'deny.md',
+      note(
+        'Deny',
+        callBlock(
+          'send_notification',
+          { recipient: 'a@example.com', subject: 's', body: 'b', method: 'outbox' },
+          'n',
+        ),
+      ),
+    );
+    const check = await runCli(['check', join(vault.root, 'Needs_Action', 'deny.md')], {}, { cwd });
+    assert.match(check.stdout, /error PERMISSION_DENIED/);
+    const once = await runCli(['once', '--vault', vault.root, '--no-progress'], {}, { cwd });
+    assert.equal(once.code, 0, once.stdout + once.stderr);
+    assert.deepEqual(await vault.list('Failed'), ['deny.md']);
+    const text = await readFile(join(vault.root, 'Failed', 'deny.md'), 'utf8');
+    assert.match(text, /"code": "PERMISSION_DENIED"/);
+  });
+});
