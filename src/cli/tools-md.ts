@@ -51,7 +51,12 @@ export function renderToolsMarkdown(
     lines.push(
       `## ${tool.name}`,
       '',
-      `Safety: **${tool.safety}**${tool.safety === 'dangerous' ? ' (waits for a human)' : ''}.`,
+      `Safety: **${tool.safety}**${tool.safety === 'dangerous' ? ' (waits for a human)' : ''}${
+        // A tool whose calls differ (write_file in a scratch folder, edit_file's dry run).
+        typeof tool.effects === 'function' && tool.safety !== 'safe'
+          ? ' at most: the level of a call depends on its parameters'
+          : ''
+      }.`,
       '',
       ...quoteDescription(tool.description),
       '',

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import MarkdownIt from 'markdown-it';
 import { renderToolsMarkdown } from '../../src/cli/tools-md.ts';
 import type { Tool } from '../../src/protocol/types.ts';
+import { FILESYSTEM_TOOLS } from '../../src/tools/filesystem/index.ts';
 
 // A tool (a third-party plugin's, say) whose own texts try to forge TOOLS.md's structure: a
 // heading and a safety line for another tool, a fence, an Obsidian comment, a table break.
@@ -109,5 +110,13 @@ describe('TOOLS.md', () => {
       .join('\n');
     assert.ok(inline.includes('one two | three \\%\\% four ## five'), inline);
     assert.ok(inline.includes('``path|x`y``'), inline);
+  });
+
+  it('says when a call of a tool may need less than its level (write_file in a scratch folder)', () => {
+    const text = renderToolsMarkdown(FILESYSTEM_TOOLS.filter((t) => t.name === 'write_file'));
+    assert.match(
+      text,
+      /^Safety: \*\*dangerous\*\* \(waits for a human\) at most: the level of a call depends on its parameters\.$/m,
+    );
   });
 });
