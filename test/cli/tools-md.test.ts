@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import MarkdownIt from 'markdown-it';
+import { loadSetup } from '../../src/cli/setup.ts';
 import { renderToolsMarkdown } from '../../src/cli/tools-md.ts';
 import type { Tool } from '../../src/protocol/types.ts';
 import { FILESYSTEM_TOOLS } from '../../src/tools/filesystem/index.ts';
@@ -118,5 +122,26 @@ describe('TOOLS.md', () => {
       text,
       /^Safety: \*\*dangerous\*\* \(waits for a human\) at most: the level of a call depends on its parameters\.$/m,
     );
+  });
+
+  it("lists the shell tools with the config's timeout and variables, as vaultd tools does", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'vaultd-tools-md-'));
+    try {
+      const file = join(dir, 'vaultd.yaml');
+      await writeFile(
+        file,
+        'vault: .\ntools:\n  shell:\n    enabled: true\n    max_timeout_s: 100\n    default_timeout_s: 30\n    env_allow: [LANG]\n',
+      );
+      const setup = await loadSetup({ config: file }, { requireVault: false });
+      const text = renderToolsMarkdown(setup.registry.list(), setup.config);
+      const exec = text.slice(text.indexOf('## shell_exec'), text.indexOf('## shell_job_kill'));
+      assert.match(exec, /^\| `timeout_s` \| integer \| no \| `30` \| .*\(at most 100\) \|$/m);
+      assert.match(
+        exec,
+        /^\| `env` \| object \| no \| `\{\}` \| variables to set; allowed names: LANG \|$/m,
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

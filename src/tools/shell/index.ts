@@ -18,6 +18,8 @@ export const shellPack: ToolPack = {
   configSchema: shellConfigSchema,
   enabledByDefault: false,
   staticTools: shellTools(readShellSettings({}), undefined),
+  // The timeout's bounds and the variables allowed are written into the schemas from the config.
+  listedTools: (config) => shellTools(readShellSettings(config), undefined),
   async start(ctx): Promise<PackHandle> {
     const settings = readShellSettings(ctx.config);
     await ctx.access(settings.roots);
