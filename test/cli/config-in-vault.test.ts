@@ -41,6 +41,14 @@ describe('a vaultd.yaml in the current folder', () => {
     assert.equal(existsSync(marker), false, 'the plugin never ran');
   });
 
+  it("is not loaded as --vault DIR's own when DIR is a folder inside another vault", async () => {
+    const inner = join(vault.root, 'Needs_Action', 'fake-vault');
+    await mkdir(join(inner, 'Needs_Action'), { recursive: true });
+    await writeFile(join(inner, 'vaultd.yaml'), 'vault: .\n');
+    assert.throws(() => configSourceOf({ vault: inner }), /lies inside the vault at/);
+    assert.equal(configSourceOf({ vault: vault.root })?.file, join(vault.root, 'vaultd.yaml'));
+  });
+
   it("is the vault's own at the vault's top", async () => {
     process.chdir(vault.root);
     try {
