@@ -363,7 +363,7 @@ export class ApprovalRequests {
    * @param key the vault-relative path the note was moved from (its claim).
    */
   boundAhead(key: string): ApprovalRequest[] {
-    return this.all().filter(
+    return [...this.#byId.values()].filter(
       (r) =>
         r.movedFrom === key && r.note !== key && (r.state === 'pending' || r.state === 'approved'),
     );

@@ -103,12 +103,7 @@ export async function serveApprovals(
   options: {
     readonly token: string | undefined;
     readonly backend: ApprovalsBackend | undefined;
-    readonly sendJson: (
-      res: ServerResponse,
-      status: number,
-      body: unknown,
-      headers?: Record<string, string>,
-    ) => void;
+    readonly sendJson: SendJson;
   },
 ): Promise<void> {
   const { token, backend, sendJson } = options;
@@ -122,15 +117,7 @@ export async function serveApprovals(
   }
   if (path === '/approvals') {
     // HEAD wherever GET: the same answer without its body (Node leaves it out).
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      sendJson(
-        res,
-        405,
-        { error: `method ${req.method ?? ''} not allowed` },
-        { allow: 'GET, HEAD, OPTIONS' },
-      );
-      return;
-    }
+    if (!allowsMethod(req, res, sendJson, ['GET', 'HEAD'])) return;
     const page = pageOf(backend.list(), new URL(req.url ?? '/', 'http://localhost').searchParams);
     if (typeof page === 'string') sendJson(res, 400, { error: page });
     else sendJson(res, 200, page);
@@ -141,15 +128,7 @@ export async function serveApprovals(
     sendJson(res, 404, { error: 'not found' });
     return;
   }
-  if (req.method !== 'POST') {
-    sendJson(
-      res,
-      405,
-      { error: `method ${req.method ?? ''} not allowed` },
-      { allow: 'POST, OPTIONS' },
-    );
-    return;
-  }
+  if (!allowsMethod(req, res, sendJson, ['POST'])) return;
   const body = await readBody(req, res, sendJson);
   if (body === null) return;
   const decision: ApiDecision = { decision: match[2] as 'approve' | 'reject', ...body };
@@ -163,6 +142,38 @@ export async function serveApprovals(
   const outcome = await backend.decide(match[1] as string, decision);
   if (!outcome.ok) sendJson(res, outcome.status, { error: outcome.message });
   else sendJson(res, 200, { approval: outcome.view });
+}
+
+/** How the listener writes a JSON answer. */
+export type SendJson = (
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers?: Record<string, string>,
+) => void;
+
+/**
+ * Whether the request's method is one of `methods`; otherwise it is answered 405, with the methods
+ * (and OPTIONS) in its Allow header.
+ * @param req the request.
+ * @param res the response.
+ * @param sendJson the listener's JSON writer.
+ * @param methods the methods the path answers, OPTIONS aside.
+ */
+export function allowsMethod(
+  req: IncomingMessage,
+  res: ServerResponse,
+  sendJson: SendJson,
+  methods: readonly string[],
+): boolean {
+  if (methods.includes(req.method ?? '')) return true;
+  sendJson(
+    res,
+    405,
+    { error: `method ${req.method ?? ''} not allowed` },
+    { allow: [...methods, 'OPTIONS'].join(', ') },
+  );
+  return false;
 }
 
 /**
@@ -181,7 +192,7 @@ export function hasBearerToken(header: string | undefined, token: string): boole
 async function readBody(
   req: IncomingMessage,
   res: ServerResponse,
-  sendJson: (res: ServerResponse, status: number, body: unknown) => void,
+  sendJson: SendJson,
 ): Promise<Omit<ApiDecision, 'decision'> | null> {
   const chunks: Buffer[] = [];
   let size = 0;

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import {
+  allowsMethod,
   DECISION_PATH,
   hasBearerToken,
   serveApprovals,
@@ -289,15 +290,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       return;
     }
     // HEAD wherever GET: the same status and headers, no body (Node leaves it out).
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      sendJson(
-        res,
-        405,
-        { error: `method ${req.method ?? ''} not allowed` },
-        { allow: 'GET, HEAD, OPTIONS' },
-      );
-      return;
-    }
+    if (!allowsMethod(req, res, sendJson, ['GET', 'HEAD'])) return;
     if (path === '/health') serveHealth(res);
     else if (path === '/metrics') void serveMetrics(res);
     else if (

@@ -4,6 +4,7 @@ import type { ParsedNote } from '../note/types.ts';
 import type { ToolResult } from '../protocol/types.ts';
 import {
   claimNote,
+  exists,
   isClaimedByOther,
   moveClaimed,
   moveNoOverwrite,
@@ -11,7 +12,6 @@ import {
   recoverInterruptedMove,
 } from '../vault/index.ts';
 import { lstat } from '../vault/fs-calls.ts';
-import { isVanished } from '../vault/fs-errors.ts';
 import type { FolderKind } from '../vault/watcher.ts';
 import { LIGHT_NOTE_CALLS, mentionsOfToolCall } from './call-budget.ts';
 import { isInfrastructureError } from './conditions.ts';
@@ -533,11 +533,7 @@ async function rebindBoundAhead(ctx: PipelineContext, key: string): Promise<void
   const requests = ctx.gate.requests;
   if (requests === undefined) return;
   for (const request of requests.boundAhead(key)) {
-    const there = await lstat(join(ctx.layout.root, request.note)).then(
-      () => true,
-      (error: unknown) => !isVanished(error),
-    );
-    if (there) continue;
+    if (await exists(join(ctx.layout.root, request.note))) continue;
     await requests.moved(request.id, key);
     ctx.logger.info(
       { note: key, call: request.callId, request: request.id },

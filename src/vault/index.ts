@@ -47,6 +47,7 @@ export {
   type VaultLock,
 } from './lock.ts';
 export {
+  exists,
   moveClaimed,
   moveNoOverwrite,
   recoverInterruptedMove,

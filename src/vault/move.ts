@@ -289,7 +289,11 @@ async function syncBoth(src: string, dest: string): Promise<void> {
   if (dirname(src) !== dirname(dest)) await fsyncDirectory(dirname(src));
 }
 
-async function exists(path: string): Promise<boolean> {
+/**
+ * Whether anything is at `path` (not following a link there).
+ * @throws the lstat's error other than a missing file or folder.
+ */
+export async function exists(path: string): Promise<boolean> {
   try {
     await lstat(path);
     return true;

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, watch } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
   callBlock,
@@ -30,23 +30,50 @@ import {
 
 const PLUGIN = join(ROOT, 'test/fixtures/plugins/test-tools.ts');
 
-interface Kill {
-  readonly killed: () => boolean;
-  readonly close: () => void;
-}
-
 /**
- * SIGKILL `running` at the first change in `folder` for which `fires` holds: the moment a state
- * file is written or a note appears there.
+ * SIGKILL `running` at the first change in `folder` for which `fires` holds (the moment a state
+ * file is written or a note appears there), once `act` has set it off; resolves when vaultd has
+ * exited.
+ * @param message what the wait for the kill says when it never comes.
  */
-function killOn(running: DaemonProcess, folder: string, fires: (file: string) => boolean): Kill {
+async function killOn(
+  running: DaemonProcess,
+  folder: string,
+  fires: (file: string) => boolean,
+  message: string,
+  act: () => Promise<unknown> = async () => undefined,
+): Promise<void> {
   let killed = false;
   const watcher = watch(folder, (_event, file) => {
     if (killed || file === null || !fires(file)) return;
     running.child.kill('SIGKILL');
     killed = true;
   });
-  return { killed: () => killed, close: () => watcher.close() };
+  try {
+    await act();
+    await waitFor(() => killed, { message });
+    await running.exited;
+  } finally {
+    watcher.close();
+  }
+}
+
+/** {@link killOn} at the first write of the vault's approval requests that holds `text`. */
+function killOnRequests(
+  running: DaemonProcess,
+  root: string,
+  text: string,
+  message: string,
+  act?: () => Promise<unknown>,
+): Promise<void> {
+  const file = join(root, '.vaultd', 'approval-requests.jsonl');
+  return killOn(
+    running,
+    dirname(file),
+    (name) => name === basename(file) && readFileSync(file, 'utf8').includes(text),
+    message,
+    act,
+  );
 }
 
 describe('e2e: an approval used just before a stop', { timeout: 120_000 }, () => {
@@ -160,19 +187,11 @@ describe('e2e: an approval used just before a stop', { timeout: 120_000 }, () =>
       async () => (await readFile(sideLog, 'utf8').catch(() => '')).includes(`long-${target}`),
       { message: 'the long call started' },
     );
-    const running = daemon as DaemonProcess;
-    const kill = killOn(running, join(vault.root, 'In_Progress'), (file) =>
-      file.startsWith(`${target}.vaultd-`),
-    );
-    try {
-      await editInPlace(join(vault.root, 'Pending_Approval', name), (t) =>
+    await killAtClaim(daemon as DaemonProcess, name, () =>
+      editInPlace(join(vault.root, 'Pending_Approval', name), (t) =>
         tickBox(t, `${target}-1`, 'approve'),
-      );
-      await waitFor(() => kill.killed(), { message: 'the claim seen and vaultd killed' });
-      await running.exited;
-    } finally {
-      kill.close();
-    }
+      ),
+    );
     daemon = await startDaemon(vault);
     const done = await waitInFolder(vault, name, 'Done', 30_000);
     const [result] = resultsOf(done);
@@ -221,10 +240,20 @@ describe('e2e: an approval used just before a stop', { timeout: 120_000 }, () =>
     assert.equal(await readFile(join(vault.root, 'Rejected', name), 'utf8'), rested);
     assert.ok(!(await readLines(dangerLog)).includes('legacy'));
   });
-  /** SIGKILL `running` as soon as a claim of `name` appears in In_Progress/. */
-  function killAtClaim(running: DaemonProcess, name: string): Kill {
+  /** SIGKILL `running` as soon as a claim of `name` appears in In_Progress/, after `act`. */
+  function killAtClaim(
+    running: DaemonProcess,
+    name: string,
+    act?: () => Promise<unknown>,
+  ): Promise<void> {
     const stem = name.replace(/\.md$/, '.vaultd-');
-    return killOn(running, join(vault.root, 'In_Progress'), (file) => file.startsWith(stem));
+    return killOn(
+      running,
+      join(vault.root, 'In_Progress'),
+      (file) => file.startsWith(stem),
+      'the claim seen and vaultd killed',
+      act,
+    );
   }
 
   // The decision a move stands for was recorded only once the claimed note was worked on: a kill
@@ -234,15 +263,9 @@ describe('e2e: an approval used just before a stop', { timeout: 120_000 }, () =>
     const name = 'moved.md';
     await vault.drop(name, note('Moved', callBlock('danger_zone', { target: 'moved' }, 'mv-1')));
     await waitPending(vault, name);
-    const running = daemon as DaemonProcess;
-    const kill = killAtClaim(running, name);
-    try {
-      await rename(join(vault.root, 'Pending_Approval', name), join(vault.root, 'Approved', name));
-      await waitFor(() => kill.killed(), { message: 'the claim seen and vaultd killed' });
-      await running.exited;
-    } finally {
-      kill.close();
-    }
+    await killAtClaim(daemon as DaemonProcess, name, () =>
+      rename(join(vault.root, 'Pending_Approval', name), join(vault.root, 'Approved', name)),
+    );
     daemon = await startDaemon(vault);
     const [result] = resultsOf(await waitInFolder(vault, name, 'Done', 30_000));
     assert.equal(result?.status, 'success', JSON.stringify(result));
@@ -263,14 +286,7 @@ describe('e2e: an approval used just before a stop', { timeout: 120_000 }, () =>
     const pendingPath = join(vault.root, 'Pending_Approval', name);
     await editInPlace(pendingPath, (t) => tickBox(t, 'cm-1', 'approve'));
     await rename(pendingPath, join(vault.root, 'Rejected', name));
-    const running = startCli(['run', '--config', vault.configPath]);
-    const kill = killAtClaim(running, name);
-    try {
-      await waitFor(() => kill.killed(), { message: 'the claim seen and vaultd killed' });
-      await running.exited;
-    } finally {
-      kill.close();
-    }
+    await killAtClaim(startCli(['run', '--config', vault.configPath]), name);
     daemon = await startDaemon(vault);
     const [result] = resultsOf(await waitInFolder(vault, name, 'Rejected', 30_000));
     assert.equal(result?.status, 'rejected', JSON.stringify(result));
@@ -304,22 +320,16 @@ describe('e2e: an approval used just before a stop', { timeout: 120_000 }, () =>
       .filter((l) => l.includes('"t":"request"') && l.includes('"callId":"again-1"'))
       .map((l) => (JSON.parse(l) as { id: string }).id);
     const used = `"id":"${ids.at(-1) ?? ''}","state":"consumed"`;
-    const running = daemon as DaemonProcess;
-    const kill = killOn(
-      running,
-      join(vault.root, '.vaultd'),
-      (file) =>
-        file === 'approval-requests.jsonl' && readFileSync(requestsFile(), 'utf8').includes(used),
+    await killOnRequests(
+      daemon as DaemonProcess,
+      vault.root,
+      used,
+      'the approval used and vaultd killed',
+      () =>
+        editInPlace(join(vault.root, 'Pending_Approval', 'again-b.md'), (t) =>
+          tickBox(t, 'again-1', 'approve'),
+        ),
     );
-    try {
-      await editInPlace(join(vault.root, 'Pending_Approval', 'again-b.md'), (t) =>
-        tickBox(t, 'again-1', 'approve'),
-      );
-      await waitFor(() => kill.killed(), { message: 'the approval used and vaultd killed' });
-      await running.exited;
-    } finally {
-      kill.close();
-    }
     daemon = await startDaemon(vault);
     const [result] = resultsOf(await waitInFolder(vault, 'again-b.md', 'Done', 30_000));
     assert.equal(result?.status, 'success', JSON.stringify(result));
@@ -336,22 +346,16 @@ describe('e2e: an approval used just before a stop', { timeout: 120_000 }, () =>
     await vault.drop(name, note('No', callBlock('danger_zone', { target: 'no' }, 'no-1')));
     await waitPending(vault, name);
     const used = `"id":"${await requestId('no-1')}","state":"consumed"`;
-    const running = daemon as DaemonProcess;
-    const kill = killOn(
-      running,
-      join(vault.root, '.vaultd'),
-      (file) =>
-        file === 'approval-requests.jsonl' && readFileSync(requestsFile(), 'utf8').includes(used),
+    await killOnRequests(
+      daemon as DaemonProcess,
+      vault.root,
+      used,
+      'the rejection used and vaultd killed',
+      () =>
+        editInPlace(join(vault.root, 'Pending_Approval', name), (t) =>
+          tickBox(t, 'no-1', 'reject'),
+        ),
     );
-    try {
-      await editInPlace(join(vault.root, 'Pending_Approval', name), (t) =>
-        tickBox(t, 'no-1', 'reject'),
-      );
-      await waitFor(() => kill.killed(), { message: 'the rejection used and vaultd killed' });
-      await running.exited;
-    } finally {
-      kill.close();
-    }
     daemon = await startDaemon(vault);
     const [result] = resultsOf(await waitInFolder(vault, name, 'Rejected', 30_000));
     assert.equal(result?.status, 'rejected', JSON.stringify(result));
@@ -365,22 +369,14 @@ describe('e2e: an approval used just before a stop', { timeout: 120_000 }, () =>
   it('lets a human approve a note filed under a numbered name just before a crash', async () => {
     await vault.drop('twin.md', note('Twin', callBlock('danger_zone', { target: 'tw1' }, 'tw-1')));
     await waitPending(vault, 'twin.md');
-    const running = daemon as DaemonProcess;
-    const kill = killOn(
-      running,
+    await killOn(
+      daemon as DaemonProcess,
       join(vault.root, 'Pending_Approval'),
       (file) => file === 'twin-1.md',
+      'the numbered note seen and vaultd killed',
+      () =>
+        vault.drop('twin.md', note('Twin', callBlock('danger_zone', { target: 'tw2' }, 'tw-2'))),
     );
-    try {
-      await vault.drop(
-        'twin.md',
-        note('Twin', callBlock('danger_zone', { target: 'tw2' }, 'tw-2')),
-      );
-      await waitFor(() => kill.killed(), { message: 'the numbered note seen and vaultd killed' });
-      await running.exited;
-    } finally {
-      kill.close();
-    }
     daemon = await startDaemon(vault);
     await waitPending(vault, 'twin-1.md');
     await editInPlace(join(vault.root, 'Pending_Approval', 'twin-1.md'), (t) =>
@@ -397,24 +393,17 @@ describe('e2e: an approval used just before a stop', { timeout: 120_000 }, () =>
   // "the note has no Approval section; move it to the approved or rejected folder", a problem
   // no one made (crash audit).
   it('writes the Approval section without a made-up problem after a crash as vaultd asks', async () => {
-    const running = daemon as DaemonProcess;
-    const kill = killOn(
-      running,
-      join(vault.root, '.vaultd'),
-      (file) =>
-        file === 'approval-requests.jsonl' &&
-        readFileSync(requestsFile(), 'utf8').includes('"callId":"asked-1"'),
+    await killOnRequests(
+      daemon as DaemonProcess,
+      vault.root,
+      '"callId":"asked-1"',
+      'the request made and vaultd killed',
+      () =>
+        vault.drop(
+          'asked.md',
+          note('Asked', callBlock('danger_zone', { target: 'asked' }, 'asked-1')),
+        ),
     );
-    try {
-      await vault.drop(
-        'asked.md',
-        note('Asked', callBlock('danger_zone', { target: 'asked' }, 'asked-1')),
-      );
-      await waitFor(() => kill.killed(), { message: 'the request made and vaultd killed' });
-      await running.exited;
-    } finally {
-      kill.close();
-    }
     daemon = await startDaemon(vault);
     const text = await waitPending(vault, 'asked.md');
     assert.doesNotMatch(text, /no Approval section/);
@@ -503,22 +492,16 @@ describe('e2e: a preview gone stale just before a stop', { timeout: 120_000 }, (
         .split('\n')
         .find((l) => l.includes('"t":"request"') && l.includes('"callId":"e1"'));
       const voided = `"id":"${(JSON.parse(line ?? '{}') as { id?: string }).id}","state":"superseded"`;
-      const running = daemon;
-      const kill = killOn(
-        running,
-        join(vault.root, '.vaultd'),
-        (file) =>
-          file === 'approval-requests.jsonl' && readFileSync(requests, 'utf8').includes(voided),
+      await killOnRequests(
+        daemon,
+        vault.root,
+        voided,
+        'the approval voided and vaultd killed',
+        () =>
+          editInPlace(join(vault.root, 'Pending_Approval', name), (t) =>
+            tickBox(t, 'e1', 'approve'),
+          ),
       );
-      try {
-        await editInPlace(join(vault.root, 'Pending_Approval', name), (t) =>
-          tickBox(t, 'e1', 'approve'),
-        );
-        await waitFor(() => kill.killed(), { message: 'the approval voided and vaultd killed' });
-        await running.exited;
-      } finally {
-        kill.close();
-      }
       daemon = await startDaemon(vault);
       const text = await waitPending(vault, name);
       assert.match(text, /decide on it as it is now/);
